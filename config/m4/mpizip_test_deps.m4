@@ -1,0 +1,20 @@
+# MPIZIP_TEST_DEPS: GoogleTest (unit tests) and Google Benchmark (CPU codec benchmark), optional.
+# Debian's libgtest-dev ships the static library; libbenchmark-dev the shared one.
+AC_DEFUN([MPIZIP_TEST_DEPS], [
+  mpizip_have_gtest=no
+  mpizip_have_benchmark=no
+  AC_CHECK_HEADER([gtest/gtest.h], [
+    mpizip_save_LIBS="$LIBS"; LIBS="-lgtest -lpthread $LIBS"
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <gtest/gtest.h>]], [[testing::InitGoogleTest();]])],
+                   [mpizip_have_gtest=yes; GTEST_LIBS="-lgtest -lpthread"])
+    LIBS="$mpizip_save_LIBS"])
+  AC_CHECK_HEADER([benchmark/benchmark.h], [
+    mpizip_save_LIBS="$LIBS"; LIBS="-lbenchmark -lpthread $LIBS"
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <benchmark/benchmark.h>]], [[benchmark::Initialize(nullptr, nullptr);]])],
+                   [mpizip_have_benchmark=yes; BENCHMARK_LIBS="-lbenchmark -lpthread"])
+    LIBS="$mpizip_save_LIBS"])
+  AC_SUBST([GTEST_LIBS])
+  AC_SUBST([BENCHMARK_LIBS])
+  AM_CONDITIONAL([HAVE_GTEST], [test "x$mpizip_have_gtest" = xyes])
+  AM_CONDITIONAL([HAVE_BENCHMARK], [test "x$mpizip_have_benchmark" = xyes])
+])

@@ -1,0 +1,149 @@
+// The MPIZip compressed stream format, version 1 (docs/FORMAT.md), as constants and pure functions
+// shared by the CPU reference codec and the GPU codec. Host and device code; no CUDA dependency.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define MPIZIP_HD __host__ __device__
+#else
+#define MPIZIP_HD
+#endif
+
+namespace mpizip::format {
+
+// Element types, as stored in the header's dtype byte. Values are part of the wire format.
+enum class DType : uint8_t {
+  kBf16 = 1,
+  kFp16 = 2,
+  kFp32 = 3,
+  kFp64 = 4,
+  kE4m3 = 5,
+  kE5m2 = 6,
+};
+
+inline constexpr uint8_t kMagic[4] = {'M', 'P', 'Z', '1'};
+inline constexpr uint8_t kVersion = 1;
+inline constexpr size_t kHeaderBytes = 32;
+inline constexpr size_t kCodedHeaderBytes = 16;  // coded_bytes + checksum
+inline constexpr size_t kAlign = 16;
+inline constexpr int kLanes = 32;
+inline constexpr uint32_t kAnsLow = 1u << 16;  // rANS lower bound L
+inline constexpr int kMinLog2Block = 10;
+inline constexpr int kMaxLog2Block = 16;
+inline constexpr int kMinProbBits = 9;
+inline constexpr int kMaxProbBits = 15;
+inline constexpr size_t kBitmapBytes = 32;
+
+enum Flags : uint8_t {
+  kFlagChecksum = 1u << 0,
+  kFlagStored = 1u << 1,
+};
+
+// The 32-byte header, byte for byte (little-endian hosts only; all supported targets are).
+struct Header {
+  uint8_t magic[4];
+  uint8_t version;
+  uint8_t dtype;
+  uint8_t flags;
+  uint8_t log2_block;
+  uint64_t count;      // elements
+  uint64_t raw_bytes;  // raw section, padding included
+  uint8_t prob_bits;
+  uint8_t planes;
+  uint8_t reserved[6];
+};
+static_assert(sizeof(Header) == kHeaderBytes, "header is 32 bytes");
+
+MPIZIP_HD constexpr uint64_t align_up(uint64_t n, uint64_t a = kAlign) { return (n + a - 1) / a * a; }
+
+MPIZIP_HD constexpr bool dtype_valid(uint8_t d) { return d >= 1 && d <= 6; }
+
+// Bytes per element in the original data.
+MPIZIP_HD constexpr size_t elem_bytes(DType t) {
+  switch (t) {
+    case DType::kBf16: case DType::kFp16: return 2;
+    case DType::kFp32: return 4;
+    case DType::kFp64: return 8;
+    case DType::kE4m3: case DType::kE5m2: return 1;
+  }
+  return 0;
+}
+
+// Number of symbol planes.
+MPIZIP_HD constexpr int planes(DType t) { return t == DType::kFp64 ? 2 : 1; }
+
+// Symbols in each plane for `count` elements.
+MPIZIP_HD constexpr uint64_t symbols_per_plane(DType t, uint64_t count) {
+  return t == DType::kE4m3 ? (count + 1) / 2 : count;
+}
+
+// Raw sub-planes: number and unpadded sizes. At most 2 sub-planes.
+MPIZIP_HD constexpr int raw_subplanes(DType t) {
+  return (t == DType::kFp32 || t == DType::kFp64) ? 2 : 1;
+}
+MPIZIP_HD constexpr uint64_t raw_subplane_bytes(DType t, uint64_t count, int i) {
+  switch (t) {
+    case DType::kBf16: case DType::kFp16: return count;
+    case DType::kFp32: return i == 0 ? 2 * count : count;
+    case DType::kFp64: return i == 0 ? 4 * count : 2 * count;
+    case DType::kE4m3: return (count + 1) / 2;
+    case DType::kE5m2: return 3 * ((count + 7) / 8);
+  }
+  return 0;
+}
+// Offset of raw sub-plane i from the start of the stream.
+MPIZIP_HD constexpr uint64_t raw_subplane_offset(DType t, uint64_t count, int i) {
+  return i == 0 ? kHeaderBytes : kHeaderBytes + align_up(raw_subplane_bytes(t, count, 0));
+}
+MPIZIP_HD constexpr uint64_t raw_bytes(DType t, uint64_t count) {
+  uint64_t n = 0;
+  for (int i = 0; i < raw_subplanes(t); ++i) n += align_up(raw_subplane_bytes(t, count, i));
+  return n;
+}
+
+MPIZIP_HD constexpr uint64_t blocks_per_plane(DType t, uint64_t count, int log2_block) {
+  return (symbols_per_plane(t, count) + (uint64_t{1} << log2_block) - 1) >> log2_block;
+}
+MPIZIP_HD constexpr uint64_t total_blocks(DType t, uint64_t count, int log2_block) {
+  return planes(t) * blocks_per_plane(t, count, log2_block);
+}
+
+// Offset of the coded section from the start of the stream.
+MPIZIP_HD constexpr uint64_t coded_offset(DType t, uint64_t count) {
+  return kHeaderBytes + raw_bytes(t, count);
+}
+// Offset of the first block's data from the start of the coded section.
+MPIZIP_HD constexpr uint64_t block_data_offset(DType t, uint64_t count, int log2_block) {
+  return align_up(kCodedHeaderBytes + 8 * total_blocks(t, count, log2_block));
+}
+
+// Largest possible coded block of n symbols.
+MPIZIP_HD constexpr uint64_t max_block_bytes(uint64_t n) {
+  return align_up(kBitmapBytes + 2 * 256 + 4 + 4 * kLanes + 2 * n);
+}
+
+// Upper bound of a whole stream (coded or STORED) for count elements at a given block size.
+MPIZIP_HD constexpr uint64_t max_stream_bytes(DType t, uint64_t count, int log2_block) {
+  uint64_t nsym = symbols_per_plane(t, count);
+  uint64_t b = uint64_t{1} << log2_block;
+  uint64_t full = nsym >> log2_block, rest = nsym & (b - 1);
+  uint64_t per_plane = full * max_block_bytes(b) + (rest ? max_block_bytes(rest) : 0);
+  uint64_t coded = block_data_offset(t, count, log2_block) + planes(t) * per_plane;
+  uint64_t packed = kHeaderBytes + raw_bytes(t, count) + coded;
+  uint64_t stored = kHeaderBytes + count * elem_bytes(t);
+  return packed > stored ? packed : stored;
+}
+
+// The checksum's mixing function (docs/FORMAT.md, "Checksum").
+MPIZIP_HD constexpr uint64_t mix64(uint64_t z) {
+  z ^= z >> 33;
+  z *= 0xff51afd7ed558ccdULL;
+  z ^= z >> 33;
+  z *= 0xc4ceb9fe1a85ec53ULL;
+  z ^= z >> 33;
+  return z;
+}
+
+}  // namespace mpizip::format

@@ -1,0 +1,67 @@
+// Per-communicator state, kept as an MPI attribute on the communicator. The keyval's copy callback
+// gives a duplicated communicator its own fresh state; its delete callback retires the state when
+// the communicator is freed. States stay in a process-wide registry until MPI_Finalize so that
+// statistics of freed communicators are still reported.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace mpizip::core {
+
+inline constexpr int kMaxCallSites = 64;
+
+// One MPI entry point, as the interposer names it. `index` < kMaxCallSites.
+struct CallSite {
+  int index;
+  const char* name;
+};
+
+struct CallCounters {
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> bytes{0};
+};
+
+struct CommState {
+  uint64_t id = 0;            // creation order in this process; 0 is MPI_COMM_WORLD
+  int size = 0;               // number of ranks
+  std::string origin;         // "MPI_COMM_WORLD", "dup of comm 0", ...
+  std::atomic<MPI_Comm> handle{MPI_COMM_NULL};  // known once looked up
+  std::atomic<bool> freed{false};               // the communicator was freed
+  std::array<CallCounters, kMaxCallSites> counters;
+  std::array<std::atomic<const char*>, kMaxCallSites> names{};
+};
+
+// Creates the keyval and the state of MPI_COMM_WORLD. Called once, right after MPI is initialised.
+int comm_state_setup();
+// Frees the keyval. Called before MPI_Finalize.
+void comm_state_teardown();
+
+// The state of `comm`, created on first use; nullptr for MPI_COMM_NULL or before setup.
+// Thread-safe.
+CommState* comm_state(MPI_Comm comm);
+// The state that collects calls with no communicator (waits, tests, matched receives).
+CommState* process_state();
+
+// Calls `fn` on every state ever created, in creation order (under the registry lock).
+template <typename Fn> void for_each_comm_state(Fn fn);
+
+namespace detail {
+void lock_registry();
+void unlock_registry();
+size_t registry_size();
+CommState* registry_at(size_t i);
+}  // namespace detail
+
+template <typename Fn>
+void for_each_comm_state(Fn fn) {
+  detail::lock_registry();
+  for (size_t i = 0; i < detail::registry_size(); ++i) fn(*detail::registry_at(i));
+  detail::unlock_registry();
+}
+
+}  // namespace mpizip::core

@@ -1,0 +1,20 @@
+// The MPIZip runtime: what happens at MPI_Init and MPI_Finalize, and whether MPIZip is active.
+// A process that never initialises MPI never reaches any of this.
+#pragma once
+
+#include <atomic>
+
+namespace mpizip::core {
+
+// Handlers of MPI_Init, MPI_Init_thread and MPI_Finalize: call the MPI library, then start or stop
+// MPIZip around it. They return the MPI library's result.
+int mpi_init(int* argc, char*** argv);
+int mpi_init_thread(int* argc, char*** argv, int required, int* provided);
+int mpi_finalize();
+
+// True between a successful MPI_Init and MPI_Finalize, when MPIZIP_ENABLE is on.
+bool active();
+// The thread level MPI granted.
+int thread_level();
+
+}  // namespace mpizip::core

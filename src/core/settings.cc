@@ -1,0 +1,205 @@
+#include "src/core/settings.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string_view>
+
+#include "src/platform/log.h"
+
+namespace mpizip::core {
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+const char* type_name(SettingType t) {
+  switch (t) {
+    case SettingType::Bool: return "bool";
+    case SettingType::Size: return "size";
+    case SettingType::Int: return "int";
+    case SettingType::Enum: return "enum";
+  }
+  return "?";
+}
+
+const char* accepted(SettingType t, const char* choices) {
+  switch (t) {
+    case SettingType::Bool: return "0|1|yes|no|true|false|on|off";
+    case SettingType::Size: return "a byte count with optional K, M or G suffix";
+    case SettingType::Int: return "an integer";
+    case SettingType::Enum: return choices;
+  }
+  return "?";
+}
+
+bool parse(SettingType t, const char* text, const char* choices, bool* b, uint64_t* s, int64_t* i,
+           int* e) {
+  switch (t) {
+    case SettingType::Bool: return parse_bool(text, b);
+    case SettingType::Size: return parse_size(text, s);
+    case SettingType::Int: return parse_int(text, i);
+    case SettingType::Enum: return parse_enum(text, choices, e);
+  }
+  return false;
+}
+
+// Stores a parsed value into a field of the matching type.
+template <typename T>
+void assign(T* field, bool b, uint64_t s, int64_t i, int e) {
+  if constexpr (std::is_same_v<T, bool>) *field = b;
+  else if constexpr (std::is_same_v<T, uint64_t>) *field = s;
+  else if constexpr (std::is_same_v<T, int64_t>) *field = i;
+  else *field = e;
+}
+
+template <typename T>
+std::string to_text(T v, const char* choices) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "1" : "0";
+  } else if constexpr (std::is_same_v<T, int>) {
+    std::string_view rest(choices);
+    for (int k = 0; k < v; ++k) rest.remove_prefix(rest.find('|') + 1);
+    return std::string(rest.substr(0, rest.find('|')));
+  } else {
+    return std::to_string(v);
+  }
+}
+
+// Parses one setting: the environment value if valid, otherwise the default (with a warning).
+template <typename T>
+void parse_one(const GetEnv& getenv_fn, SettingType type, const char* env, const char* def,
+               const char* choices, T* field, bool* from_env, std::vector<std::string>* warnings) {
+  bool b = false;
+  uint64_t s = 0;
+  int64_t i = 0;
+  int e = 0;
+  const char* text = getenv_fn(env);
+  *from_env = false;
+  if (text != nullptr && parse(type, text, choices, &b, &s, &i, &e)) {
+    *from_env = true;
+  } else {
+    if (text != nullptr && warnings != nullptr) {
+      warnings->push_back(std::string(env) + "='" + text + "' is not valid (accepted: " +
+                          accepted(type, choices) + "); using the default '" + def + "'");
+    }
+    parse(type, def, choices, &b, &s, &i, &e);
+  }
+  assign(field, b, s, i, e);
+}
+
+struct Parsed {
+  Settings values;
+  std::vector<bool> from_env;
+};
+
+Parsed parse_all(const GetEnv& getenv_fn, std::vector<std::string>* warnings) {
+  Parsed p{};
+#define MPIZIP_SETTING(field, kind, env, def, choices, help)                                  \
+  {                                                                                         \
+    bool from_env = false;                                                                  \
+    parse_one(getenv_fn, SettingType::kind, env, def, choices, &p.values.field, &from_env,  \
+              warnings);                                                                    \
+    p.from_env.push_back(from_env);                                                         \
+  }
+#include "src/core/settings.def"
+#undef MPIZIP_SETTING
+  return p;
+}
+
+const Parsed& process_settings() {
+  static std::once_flag once;
+  static Parsed parsed;
+  std::call_once(once, [] {
+    std::vector<std::string> warnings;
+    parsed = parse_all([](const char* name) { return std::getenv(name); }, &warnings);
+    for (const auto& w : warnings) MPIZIP_WARN("%s", w.c_str());
+  });
+  return parsed;
+}
+
+}  // namespace
+
+bool parse_bool(const char* text, bool* out) {
+  for (const char* t : {"1", "yes", "true", "on"}) {
+    if (iequals(text, t)) return *out = true, true;
+  }
+  for (const char* f : {"0", "no", "false", "off"}) {
+    if (iequals(text, f)) return *out = false, true;
+  }
+  return false;
+}
+
+bool parse_int(const char* text, int64_t* out) {
+  if (*text == '\0') return false;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+bool parse_size(const char* text, uint64_t* out) {
+  if (*text < '0' || *text > '9') return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0) return false;
+  int shift = 0;
+  if (*end != '\0') {
+    switch (*end) {
+      case 'k': case 'K': shift = 10; break;
+      case 'm': case 'M': shift = 20; break;
+      case 'g': case 'G': shift = 30; break;
+      default: return false;
+    }
+    ++end;
+    if (*end == 'b' || *end == 'B') ++end;
+    if (*end != '\0') return false;
+  }
+  if (shift != 0 && v > (UINT64_MAX >> shift)) return false;
+  *out = static_cast<uint64_t>(v) << shift;
+  return true;
+}
+
+bool parse_enum(const char* text, const char* choices, int* out) {
+  std::string_view rest(choices);
+  for (int k = 0; !rest.empty(); ++k) {
+    size_t bar = rest.find('|');
+    if (iequals(text, rest.substr(0, bar))) return *out = k, true;
+    if (bar == std::string_view::npos) break;
+    rest.remove_prefix(bar + 1);
+  }
+  return false;
+}
+
+Settings parse_settings(const GetEnv& getenv_fn, std::vector<std::string>* warnings) {
+  return parse_all(getenv_fn, warnings).values;
+}
+
+const Settings& settings() { return process_settings().values; }
+
+std::vector<SettingInfo> describe_settings() {
+  const Parsed& p = process_settings();
+  std::vector<SettingInfo> out;
+  size_t k = 0;
+#define MPIZIP_SETTING(field, kind, env, def, choices, help)                              \
+  out.push_back(SettingInfo{env, type_name(SettingType::kind), def, choices, help,         \
+                            to_text(p.values.field, choices), p.from_env[k++]});
+#include "src/core/settings.def"
+#undef MPIZIP_SETTING
+  return out;
+}
+
+}  // namespace mpizip::core

@@ -1,0 +1,55 @@
+// Settings: the typed values of the MPIZIP_* environment variables of settings.def, parsed once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mpizip::core {
+
+enum class SettingType { Bool, Size, Int, Enum };
+
+namespace setting_detail {
+template <SettingType> struct Value;
+template <> struct Value<SettingType::Bool> { using T = bool; };
+template <> struct Value<SettingType::Size> { using T = uint64_t; };
+template <> struct Value<SettingType::Int> { using T = int64_t; };
+template <> struct Value<SettingType::Enum> { using T = int; };  // index into the choices
+}  // namespace setting_detail
+
+struct Settings {
+#define MPIZIP_SETTING(field, kind, env, def, choices, help) \
+  setting_detail::Value<SettingType::kind>::T field;
+#include "src/core/settings.def"
+#undef MPIZIP_SETTING
+};
+
+// The process's settings, parsed from the environment on first use (thread-safe). An invalid value
+// logs one warning naming the variable and the accepted values, and the default is used.
+const Settings& settings();
+
+// One setting, described for mpizip-info and the tests.
+struct SettingInfo {
+  const char* env;
+  const char* type;
+  const char* default_value;
+  const char* choices;
+  const char* help;
+  std::string current;  // the value in effect, as text
+  bool from_env;        // the variable is set (validly) in the environment
+};
+std::vector<SettingInfo> describe_settings();
+
+// Parses settings through `getenv_fn` (the environment, or a map in tests); each problem is
+// appended to `warnings` as the one line that settings() logs.
+using GetEnv = std::function<const char*(const char*)>;
+Settings parse_settings(const GetEnv& getenv_fn, std::vector<std::string>* warnings);
+
+// Parsers, exposed for tests. Return false on a value they do not accept.
+bool parse_bool(const char* text, bool* out);
+bool parse_size(const char* text, uint64_t* out);
+bool parse_int(const char* text, int64_t* out);
+bool parse_enum(const char* text, const char* choices, int* out);
+
+}  // namespace mpizip::core

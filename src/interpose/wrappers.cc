@@ -1,0 +1,34 @@
+// The MPI_* entry points, generated from mpi_calls.def. Each wrapper decides nothing itself: it
+// counts the call when statistics are on and hands it to the handler the table names.
+#include <mpi.h>
+
+#include "src/core/runtime.h"
+#include "src/core/stats.h"
+
+namespace mpizip {
+namespace {
+
+enum CallIndex : int {
+#define MPIZIP_CALL(name, params, args, comm, bytes, handler) kCall##name,
+#include "src/interpose/mpi_calls.def"
+#undef MPIZIP_CALL
+  kCallCount
+};
+static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
+
+}  // namespace
+}  // namespace mpizip
+
+#define BYTES(count, type) ::mpizip::core::bytes_of((count), (type))
+
+#define MPIZIP_CALL(name, params, args, comm, bytes, handler)                              \
+  extern "C" int MPI_##name params {                                                       \
+    using namespace ::mpizip;                                                              \
+    if (core::stats_on()) [[unlikely]] {                                                   \
+      static constexpr core::CallSite site{kCall##name, "MPI_" #name};                     \
+      core::stats_record(site, (comm), (bytes));                                           \
+    }                                                                                      \
+    return handler args;                                                                   \
+  }
+#include "src/interpose/mpi_calls.def"
+#undef MPIZIP_CALL

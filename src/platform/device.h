@@ -1,0 +1,32 @@
+// What the process can ask about GPUs without including a GPU runtime header. A build without a GPU
+// backend, a machine without a driver, or a runtime that fails to start all read as "no GPU": the
+// library carries on with its CPU paths.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mpizip::platform {
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  int multiprocessors = 0;
+  int cc_major = 0;  // compute capability (CUDA) or gfx major (HIP)
+  int cc_minor = 0;
+  uint64_t memory_bytes = 0;
+  std::string pci_bus_id;
+};
+
+// The GPU backend this library was built with: "CUDA <runtime version>", "HIP", or "none".
+std::string gpu_backend();
+
+// The visible GPUs; empty with the reason in `why_none` when there are none.
+std::vector<GpuInfo> gpus(std::string* why_none);
+
+// True when `p` points to device memory (or managed memory) of any GPU. False for host memory and
+// in builds or processes without a GPU.
+bool is_device_pointer(const void* p);
+
+}  // namespace mpizip::platform

@@ -1,0 +1,95 @@
+// src/platform/device.h through the GPU runtime API (never the driver library, so that the library
+// loads on machines without a driver: there every runtime call fails and we report no GPU).
+#include <cstdio>
+#include <mutex>
+
+#include "src/platform/device.h"
+#include "src/platform/gpu.h"
+#include "src/platform/log.h"
+
+namespace mpizip::platform {
+namespace {
+
+// Device count, probed once; 0 when the runtime cannot start.
+int device_count(std::string* why) {
+  static std::once_flag once;
+  static int count = 0;
+  static std::string reason;
+  std::call_once(once, [] {
+    gpuError_t err = gpuGetDeviceCount(&count);
+    if (err != gpuSuccess) {
+      reason = gpuGetErrorString(err);
+      count = 0;
+      (void)gpuGetLastError();  // clear the sticky-free error so later calls start clean
+    } else if (count == 0) {
+      reason = "no GPU device";
+    }
+  });
+  if (why != nullptr) *why = reason;
+  return count;
+}
+
+}  // namespace
+
+Status gpu_status(gpuError_t err, const char* what, const char* file, int line) {
+  if (err == gpuSuccess) return Status::kOk;
+  MPIZIP_ERROR("%s failed at %s:%d: %s", what, file, line, gpuGetErrorString(err));
+  return err == gpuErrorMemoryAllocation ? Status::kOutOfMemory : Status::kDeviceError;
+}
+
+std::string gpu_backend() {
+#if defined(MPIZIP_HIP)
+  return "HIP";
+#else
+  int v = 0;
+  cudaRuntimeGetVersion(&v);
+  return "CUDA " + std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+#endif
+}
+
+std::vector<GpuInfo> gpus(std::string* why_none) {
+  std::vector<GpuInfo> out;
+  int n = device_count(why_none);
+  for (int i = 0; i < n; ++i) {
+#if defined(MPIZIP_HIP)
+    hipDeviceProp_t p;
+    if (hipGetDeviceProperties(&p, i) != hipSuccess) continue;
+#else
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
+#endif
+    GpuInfo g;
+    g.index = i;
+    g.name = p.name;
+    g.multiprocessors = p.multiProcessorCount;
+    g.cc_major = p.major;
+    g.cc_minor = p.minor;
+    g.memory_bytes = p.totalGlobalMem;
+    char bus[32];
+    std::snprintf(bus, sizeof bus, "%04x:%02x:%02x.0", p.pciDomainID, p.pciBusID, p.pciDeviceID);
+    g.pci_bus_id = bus;
+    out.push_back(g);
+  }
+  return out;
+}
+
+bool is_device_pointer(const void* p) {
+  if (p == nullptr || device_count(nullptr) == 0) return false;
+#if defined(MPIZIP_HIP)
+  hipPointerAttribute_t a;
+  if (hipPointerGetAttributes(&a, p) != hipSuccess) {
+    (void)hipGetLastError();
+    return false;
+  }
+  return a.type == hipMemoryTypeDevice || a.type == hipMemoryTypeManaged;
+#else
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+#endif
+}
+
+}  // namespace mpizip::platform

@@ -1,0 +1,15 @@
+// src/platform/device.h for builds without a GPU backend.
+#include "src/platform/device.h"
+
+namespace mpizip::platform {
+
+std::string gpu_backend() { return "none"; }
+
+std::vector<GpuInfo> gpus(std::string* why_none) {
+  if (why_none != nullptr) *why_none = "built without CUDA or HIP";
+  return {};
+}
+
+bool is_device_pointer(const void*) { return false; }
+
+}  // namespace mpizip::platform

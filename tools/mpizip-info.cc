@@ -1,0 +1,101 @@
+// mpizip-info: what this MPIZip build is, what it finds on this machine, and every setting with its
+// current value, default and help. Does not initialise MPI.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "config.h"
+#include "src/core/settings.h"
+#include "src/platform/device.h"
+#include "src/platform/topology.h"
+#include "src/transport/ucx_version.h"
+
+namespace {
+
+const char* on_off(bool b) { return b ? "on" : "off"; }
+
+void print_build() {
+#if defined(MPIZIP_HAVE_CUDA)
+  constexpr bool kCuda = true;
+#else
+  constexpr bool kCuda = false;
+#endif
+#if defined(MPIZIP_HAVE_HIP)
+  constexpr bool kHip = true;
+#else
+  constexpr bool kHip = false;
+#endif
+#if defined(MPIZIP_HAVE_UCX)
+  constexpr bool kUcx = true;
+#else
+  constexpr bool kUcx = false;
+#endif
+#if defined(MPIZIP_HAVE_HWLOC)
+  constexpr bool kHwloc = true;
+#else
+  constexpr bool kHwloc = false;
+#endif
+  std::printf("MPIZip %s\n\n", PACKAGE_VERSION);
+  std::printf("Build\n");
+  std::printf("  CUDA   %s\n  HIP    %s\n  UCX    %s\n  hwloc  %s\n", on_off(kCuda), on_off(kHip),
+              on_off(kUcx), on_off(kHwloc));
+  std::printf("  MPI    %s\n", MPI_FLAVOR);
+}
+
+void print_machine() {
+  std::printf("\nMachine\n");
+  std::string why;
+  auto gpus = mpizip::platform::gpus(&why);
+  std::printf("  GPU backend  %s\n", mpizip::platform::gpu_backend().c_str());
+  if (gpus.empty()) {
+    std::printf("  GPUs         none (%s)\n", why.c_str());
+  }
+  for (const auto& g : gpus) {
+    std::printf("  GPU %d        %s, %d SMs, compute capability %d.%d, %.1f GiB, PCI %s\n", g.index,
+                g.name.c_str(), g.multiprocessors, g.cc_major, g.cc_minor,
+                g.memory_bytes / 1073741824.0, g.pci_bus_id.c_str());
+  }
+  auto t = mpizip::platform::topology();
+  if (t.available) {
+    std::printf("  topology     %d NUMA node(s), %d cores, %d hardware threads (hwloc)\n",
+                t.numa_nodes, t.cores, t.hw_threads);
+  } else {
+    std::printf("  topology     unknown (%s)\n", t.why_not.c_str());
+  }
+  std::printf("  transport    %s\n", mpizip::transport::ucx_description().c_str());
+}
+
+void print_settings() {
+  std::printf("\nSettings (environment variables)\n");
+  for (const auto& s : mpizip::core::describe_settings()) {
+    std::printf("  %-22s = %-8s (default %s%s%s%s)\n", s.env, s.current.c_str(), s.default_value,
+                *s.choices ? "; one of " : "", s.choices, s.from_env ? "; set" : "");
+    std::printf("  %-22s   %s\n", "", s.help);
+  }
+}
+
+// `--settings-markdown`: the README's settings table, generated from the same declarations.
+void print_settings_markdown() {
+  std::printf("| variable | type | default | meaning |\n| --- | --- | --- | --- |\n");
+  for (const auto& s : mpizip::core::describe_settings()) {
+    std::printf("| `%s` | %s%s%s | `%s` | %s |\n", s.env, s.type, *s.choices ? ": " : "",
+                s.choices, s.default_value, s.help);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--settings-markdown") == 0) {
+    print_settings_markdown();
+    return 0;
+  }
+  if (argc > 1) {
+    std::fprintf(stderr, "usage: mpizip-info [--settings-markdown]\n");
+    return 2;
+  }
+  print_build();
+  print_machine();
+  print_settings();
+  return 0;
+}
