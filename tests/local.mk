@@ -1,1 +1,21 @@
-# tests
+# tests: unit tests (GoogleTest), MPI integration tests (under mpirun, with and without the
+# preload), GPU tests (tests/gpu, run on a GPU machine by tests/gpu/run.sh), fuzz targets.
+
+# MPI integration: programs built here, driven by shell scripts that launch them.
+check_PROGRAMS += tests/mpi/smoke tests/mpi/threads
+tests_mpi_smoke_SOURCES = tests/mpi/smoke.c
+tests_mpi_threads_SOURCES = tests/mpi/threads.cc
+TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
+	tests/mpi/no_init.sh
+EXTRA_DIST += tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
+	tests/mpi/settings.sh tests/mpi/no_init.sh
+
+if HAVE_GTEST
+check_PROGRAMS += tests/unit/settings_test
+tests_unit_settings_test_SOURCES = tests/unit/settings_test.cc
+tests_unit_settings_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
+TESTS += tests/unit/settings_test
+endif
+
+include tests/codec-cpu.mk
+include tests/gpu/local.mk

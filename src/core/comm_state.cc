@@ -1,6 +1,6 @@
 #include "src/core/comm_state.h"
 
-#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -9,19 +9,58 @@
 namespace mpizip::core {
 namespace {
 
+// Freed communicators whose statistics are kept individually; the counts of any further ones are
+// folded into one aggregate, so an application that creates and frees communicators in a loop
+// keeps a bounded registry.
+constexpr size_t kKeepFreed = 32;
+
 std::mutex g_mutex;
-std::deque<std::unique_ptr<CommState>> g_registry;  // owns every state; index = id + 1
-std::unique_ptr<CommState> g_process;               // calls without a communicator
+std::map<uint64_t, std::unique_ptr<CommState>> g_registry;  // by id: live and kept freed states
+std::unique_ptr<CommState> g_process;       // calls without a communicator
+std::unique_ptr<CommState> g_freed_others;  // freed communicators beyond kKeepFreed
+size_t g_freed_kept = 0;
+uint64_t g_next_id = 0;
 int g_keyval = MPI_KEYVAL_INVALID;
 
 // Caller holds g_mutex.
 CommState* new_state(int size, std::string origin) {
   auto s = std::make_unique<CommState>();
-  s->id = g_registry.size();
+  s->id = g_next_id++;
   s->size = size;
   s->origin = std::move(origin);
-  g_registry.push_back(std::move(s));
-  return g_registry.back().get();
+  CommState* raw = s.get();
+  g_registry.emplace(raw->id, std::move(s));
+  return raw;
+}
+
+bool has_calls(const CommState& s) {
+  for (const auto& c : s.counters) {
+    if (c.calls.load(std::memory_order_relaxed) != 0) return true;
+  }
+  return false;
+}
+
+// Caller holds g_mutex. Keeps, folds or drops the state of a freed communicator.
+void retire(CommState* s) {
+  if (has_calls(*s) && g_freed_kept < kKeepFreed) {
+    ++g_freed_kept;
+    return;
+  }
+  if (has_calls(*s)) {
+    if (!g_freed_others) {
+      g_freed_others = std::make_unique<CommState>();
+      g_freed_others->origin = "other freed communicators";
+    }
+    for (int i = 0; i < kMaxCallSites; ++i) {
+      uint64_t calls = s->counters[i].calls.load(std::memory_order_relaxed);
+      if (calls == 0) continue;
+      g_freed_others->counters[i].calls.fetch_add(calls, std::memory_order_relaxed);
+      g_freed_others->counters[i].bytes.fetch_add(s->counters[i].bytes.load(),
+                                                  std::memory_order_relaxed);
+      g_freed_others->names[i].store(s->names[i].load());
+    }
+  }
+  g_registry.erase(s->id);
 }
 
 int copy_cb(MPI_Comm oldcomm, int, void*, void* attribute_val_in, void* attribute_val_out,
@@ -31,15 +70,23 @@ int copy_cb(MPI_Comm oldcomm, int, void*, void* attribute_val_in, void* attribut
   PMPI_Comm_size(oldcomm, &size);
   std::lock_guard<std::mutex> lock(g_mutex);
   CommState* child = new_state(size, "dup of comm " + std::to_string(parent->id));
+  // The child's handle is unknown here; comm_state() records it at the first lookup.
   *static_cast<void**>(attribute_val_out) = child;
   *flag = 1;
   return MPI_SUCCESS;
 }
 
-int delete_cb(MPI_Comm, int, void* attribute_val, void*) {
+int delete_cb(MPI_Comm comm, int, void* attribute_val, void*) {
   auto* s = static_cast<CommState*>(attribute_val);
+  // Keep the application's name for the communicator: it cannot be asked once freed.
+  char name[MPI_MAX_OBJECT_NAME] = {0};
+  int len = 0;
+  bool named = PMPI_Comm_get_name(comm, name, &len) == MPI_SUCCESS && len > 0;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (named) s->origin = std::string("'") + name + "' (" + s->origin + ")";
   s->freed.store(true);
   s->handle.store(MPI_COMM_NULL);
+  retire(s);
   return MPI_SUCCESS;
 }
 
@@ -89,11 +136,15 @@ CommState* comm_state(MPI_Comm comm) {
 
 CommState* process_state() { return g_process.get(); }
 
-namespace detail {
-void lock_registry() { g_mutex.lock(); }
-void unlock_registry() { g_mutex.unlock(); }
-size_t registry_size() { return g_registry.size(); }
-CommState* registry_at(size_t i) { return g_registry[i].get(); }
-}  // namespace detail
+void for_each_comm_state(const std::function<void(CommState&)>& fn) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto& [id, s] : g_registry) fn(*s);
+  if (g_freed_others) fn(*g_freed_others);
+}
+
+size_t comm_state_count() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_registry.size();
+}
 
 }  // namespace mpizip::core

@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace mpizip::core {
@@ -47,21 +48,10 @@ CommState* comm_state(MPI_Comm comm);
 // The state that collects calls with no communicator (waits, tests, matched receives).
 CommState* process_state();
 
-// Calls `fn` on every state ever created, in creation order (under the registry lock).
-template <typename Fn> void for_each_comm_state(Fn fn);
-
-namespace detail {
-void lock_registry();
-void unlock_registry();
-size_t registry_size();
-CommState* registry_at(size_t i);
-}  // namespace detail
-
-template <typename Fn>
-void for_each_comm_state(Fn fn) {
-  detail::lock_registry();
-  for (size_t i = 0; i < detail::registry_size(); ++i) fn(*detail::registry_at(i));
-  detail::unlock_registry();
-}
+// Calls `fn` on every state kept (live communicators, freed ones that saw calls up to a bound, and
+// the aggregate of the other freed ones), in creation order, under the registry lock.
+void for_each_comm_state(const std::function<void(CommState&)>& fn);
+// Number of states in the registry (for tests of its bound).
+size_t comm_state_count();
 
 }  // namespace mpizip::core

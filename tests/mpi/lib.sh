@@ -1,0 +1,41 @@
+# Shared by the MPI integration tests: launch a program with and without MPIZip preloaded.
+# Environment (exported by the top Makefile.am): MPIRUN, MPIZIP_BUILDDIR, MPIZIP_LIB.
+set -u
+: "${MPIRUN:=mpirun}"
+: "${MPIZIP_BUILDDIR:=.}"
+: "${MPIZIP_LIB:=$MPIZIP_BUILDDIR/.libs/libmpizip.so}"
+
+if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then
+  launch_flags="--oversubscribe --mca btl_vader_single_copy_mechanism none"
+  [ "$(id -u)" = 0 ] && launch_flags="$launch_flags --allow-run-as-root"
+  preload_flag() { printf -- '-x LD_PRELOAD=%s' "$1"; }
+  env_flag() { printf -- '-x %s' "$1"; }
+else
+  launch_flags=""
+  preload_flag() { printf -- '-genv LD_PRELOAD %s' "$1"; }
+  env_flag() { printf -- '-genv %s %s' "${1%%=*}" "${1#*=}"; }
+fi
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# run_mpi MODE NP PROGRAM [ARGS...]: MODE is plain or mpizip. Extra MPIZIP_* settings are passed
+# through the environment variables named in MPIZIP_TEST_ENV (space-separated NAME=VALUE).
+run_mpi() {
+  mode=$1; np=$2; shift 2
+  extra=""
+  for kv in ${MPIZIP_TEST_ENV:-}; do extra="$extra $(env_flag "$kv")"; done
+  if [ "$mode" = mpizip ]; then
+    # shellcheck disable=SC2086
+    "$MPIRUN" $launch_flags -np "$np" $(preload_flag "$MPIZIP_LIB") $extra "$@"
+  else
+    # shellcheck disable=SC2086
+    "$MPIRUN" $launch_flags -np "$np" $extra "$@"
+  fi
+}
+
+# both NP PROGRAM [ARGS...]: the program must pass plain and with MPIZip.
+both() {
+  for mode in plain mpizip; do
+    run_mpi "$mode" "$@" || fail "$mode run of $* failed"
+  done
+}
