@@ -6,8 +6,8 @@ check_PROGRAMS += tests/mpi/smoke tests/mpi/threads
 tests_mpi_smoke_SOURCES = tests/mpi/smoke.c
 tests_mpi_threads_SOURCES = tests/mpi/threads.cc
 TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
-	tests/mpi/no_init.sh
-EXTRA_DIST += tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
+	tests/mpi/no_init.sh tests/readme_settings.sh
+EXTRA_DIST += tests/readme_settings.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
 	tests/mpi/settings.sh tests/mpi/no_init.sh
 
 if HAVE_GTEST

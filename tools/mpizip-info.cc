@@ -78,8 +78,10 @@ void print_settings() {
 void print_settings_markdown() {
   std::printf("| variable | type | default | meaning |\n| --- | --- | --- | --- |\n");
   for (const auto& s : mpizip::core::describe_settings()) {
+    std::string choices;  // '|' separates table cells in Markdown
+    for (const char* c = s.choices; *c; ++c) choices += *c == '|' ? "\\|" : std::string(1, *c);
     std::printf("| `%s` | %s%s%s | `%s` | %s |\n", s.env, s.type, *s.choices ? ": " : "",
-                s.choices, s.default_value, s.help);
+                choices.c_str(), s.default_value, s.help);
   }
 }
 

