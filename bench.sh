@@ -1,0 +1,33 @@
+#!/bin/sh
+# The main job: sets up and builds MPIZip, fetches realistic data (trained weights), then runs
+# osu_bw and osu_latency plain and with MPIZip preloaded, side by side, 2 ranks, and prints the
+# tables. Device buffers when a GPU is visible, host buffers otherwise. Results land in
+# build/bench-results/ (JSON and a bandwidth plot).
+set -e
+cd "$(dirname "$0")"
+top=$(pwd)
+tools/install-deps.sh
+if [ "$(id -u)" = 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+jobs=$(nproc 2>/dev/null || echo 2)
+[ -x configure ] || autoreconf -fi
+mkdir -p build
+cd build
+[ -f Makefile ] || ../configure
+make -j"$jobs"
+
+MPIZIP_REAL_WEIGHTS=$("$top/osu-bench/data/fetch-real-weights.sh" "$PWD/data")
+export MPIZIP_REAL_WEIGHTS
+export MPIZIP_LIB="$PWD/.libs/libmpizip.so"
+where="-d host"
+if ./tools/mpizip-info | grep -q "^  GPU 0"; then where="-d cuda"; fi
+out="$PWD/bench-results"
+mkdir -p "$out"
+echo "== osu_bw $where, bf16, trained weights: plain MPI vs MPIZip =="
+"$top/osu-bench/compare" --reps 5 --json "$out/bw.json" --plot "$out/bw.png" -- \
+  ./osu-bench/osu_bw $where -T bf16 --data real -m 1024:16777216
+echo "== osu_latency $where, bf16, trained weights: plain MPI vs MPIZip =="
+"$top/osu-bench/compare" --reps 5 --json "$out/latency.json" -- \
+  ./osu-bench/osu_latency $where -T bf16 --data real -m 8:1048576
+echo "bench.sh: results in $out"
