@@ -27,6 +27,38 @@ const char* MPIZip_Version(void);
  * MPI_Finalize, with MPIZIP_ENABLE not set to 0. */
 int MPIZip_Active(void);
 
+/* Element types, as values of the attributes below. */
+enum {
+  MPIZIP_ELEM_NONE = 0,
+  MPIZIP_ELEM_BF16 = 1,
+  MPIZIP_ELEM_FP16 = 2,
+  MPIZIP_ELEM_FP8_E4M3 = 5,
+  MPIZIP_ELEM_FP8_E5M2 = 6
+};
+
+/* Datatypes for bf16, fp16 and the two OCP fp8 formats, valid from MPI_Init to MPI_Finalize. Each
+ * has the type signature of MPI_UINT16_T (16-bit) or MPI_UINT8_T (8-bit), so it works with any MPI
+ * call; MPIZip compresses messages of these types losslessly. Use the same datatype on the sending
+ * and the receiving side. */
+extern MPI_Datatype MPIZip_bf16;
+extern MPI_Datatype MPIZip_fp16;
+extern MPI_Datatype MPIZip_fp8_e4m3;
+extern MPI_Datatype MPIZip_fp8_e5m2;
+#define MPIZIP_BF16 MPIZip_bf16
+#define MPIZIP_FP16 MPIZip_fp16
+#define MPIZIP_FP8_E4M3 MPIZip_fp8_e4m3
+#define MPIZIP_FP8_E5M2 MPIZip_fp8_e5m2
+
+/* Communicator attribute keys (valid from MPI_Init to MPI_Finalize). Setting
+ *   MPI_Comm_set_attr(comm, MPIZIP_UINT16_ELEMENT, (void*)(intptr_t)MPIZIP_ELEM_BF16);
+ * declares that MPI_UINT16_T buffers on `comm` hold bf16 values (MPIZIP_UINT8_ELEMENT: MPI_UINT8_T
+ * buffers hold fp8), so their messages are compressed. Set the same value on every rank of `comm`
+ * before its first message of that type; MPI_Comm_dup copies it. */
+extern int MPIZip_uint16_element_keyval;
+extern int MPIZip_uint8_element_keyval;
+#define MPIZIP_UINT16_ELEMENT MPIZip_uint16_element_keyval
+#define MPIZIP_UINT8_ELEMENT MPIZip_uint8_element_keyval
+
 #ifdef __cplusplus
 }
 #endif

@@ -134,6 +134,14 @@ CommState* comm_state(MPI_Comm comm) {
   return s;
 }
 
+CommState* comm_state_find(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || g_keyval == MPI_KEYVAL_INVALID) return nullptr;
+  void* value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS || !found) return nullptr;
+  return static_cast<CommState*>(value);
+}
+
 CommState* process_state() { return g_process.get(); }
 
 void for_each_comm_state(const std::function<void(CommState&)>& fn) {

@@ -12,6 +12,8 @@
 #include <functional>
 #include <string>
 
+#include "p2p/probed_queue.h"
+
 namespace mpizip::core {
 
 inline constexpr int kMaxCallSites = 64;
@@ -27,6 +29,14 @@ struct CallCounters {
   std::atomic<uint64_t> bytes{0};
 };
 
+// Protocol traffic of one element type on one communicator.
+struct TypeCounters {
+  std::atomic<uint64_t> messages{0};
+  std::atomic<uint64_t> compressed{0};   // messages sent compressed
+  std::atomic<uint64_t> app_bytes{0};    // bytes of the application's data
+  std::atomic<uint64_t> wire_bytes{0};   // payload bytes that travelled
+};
+
 struct CommState {
   uint64_t id = 0;            // creation order in this process; 0 is MPI_COMM_WORLD
   int size = 0;               // number of ranks
@@ -35,6 +45,18 @@ struct CommState {
   std::atomic<bool> freed{false};               // the communicator was freed
   std::array<CallCounters, kMaxCallSites> counters;
   std::array<std::atomic<const char*>, kMaxCallSites> names{};
+
+  // The point-to-point protocol, set up collectively when the communicator is created
+  // (src/core/protocol.h); off for communicators MPIZip did not see created.
+  std::atomic<bool> protocol{false};
+  MPI_Comm shadow = MPI_COMM_NULL;      // private duplicate carrying bulk payloads
+  std::atomic<uint32_t> bulk_tags{0};   // next bulk tag
+  int tag_ub = 32767;
+  p2p::ProbedQueue probed;
+  std::array<TypeCounters, 8> sent;     // by format::DType value (1..6)
+  std::array<TypeCounters, 8> received;
+  std::atomic<uint64_t> codec_ns{0};
+  std::atomic<uint64_t> staging_ns{0};
 };
 
 // Creates the keyval and the state of MPI_COMM_WORLD. Called once, right after MPI is initialised.
@@ -45,6 +67,8 @@ void comm_state_teardown();
 // The state of `comm`, created on first use; nullptr for MPI_COMM_NULL or before setup.
 // Thread-safe.
 CommState* comm_state(MPI_Comm comm);
+// The state of `comm` if it has one; never creates.
+CommState* comm_state_find(MPI_Comm comm);
 // The state that collects calls with no communicator (waits, tests, matched receives).
 CommState* process_state();
 

@@ -4,4 +4,7 @@ libmpizip_core_la_SOURCES += \
 	src/core/comm_state.h src/core/comm_state.cc \
 	src/core/stats.h src/core/stats.cc \
 	src/core/runtime.h src/core/runtime.cc \
-	src/core/public_api.cc
+	src/core/public_api.cc \
+	src/core/protocol.h src/core/protocol.cc \
+	src/core/requests.h src/core/requests.cc \
+	src/core/p2p_route.h src/core/p2p_route.cc

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include "src/core/comm_state.h"
+#include "src/core/protocol.h"
 #include "src/core/settings.h"
 #include "src/core/stats.h"
 #include "src/platform/log.h"
@@ -20,6 +21,9 @@ void start(int provided) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   log::set_rank(rank);
   g_thread_level = provided;
+  if (protocol_create_handles() != MPI_SUCCESS) {
+    MPIZIP_WARN("cannot create MPIZip's datatypes and attribute keys");
+  }
   if (!s.enable) {
     MPIZIP_INFO("disabled by MPIZIP_ENABLE=0: every call passes through");
     return;
@@ -30,6 +34,10 @@ void start(int provided) {
   }
   g_stats_on.store(s.stats, std::memory_order_relaxed);
   g_active.store(true, std::memory_order_release);
+  if (protocol_setup_job() != MPI_SUCCESS) {
+    MPIZIP_WARN("cannot set up the point-to-point protocol; point-to-point calls pass through");
+    protocol_teardown_job();
+  }
   MPIZIP_DEBUG("started, thread level %d", provided);
 }
 
@@ -54,6 +62,7 @@ int mpi_init_thread(int* argc, char*** argv, int required, int* provided) {
 int mpi_finalize() {
   if (g_active.exchange(false, std::memory_order_acq_rel)) {
     if (g_stats_on.exchange(false)) stats_print();
+    protocol_teardown_job();
     comm_state_teardown();
   }
   return PMPI_Finalize();

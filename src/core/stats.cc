@@ -1,5 +1,6 @@
 #include "src/core/stats.h"
 
+#include <cstdio>
 #include <string>
 
 #include "src/platform/log.h"
@@ -40,6 +41,40 @@ std::string comm_label(CommState& s) {
   return label;
 }
 
+const char* dtype_name(int t) {
+  static const char* const names[] = {"?", "bf16", "fp16", "fp32", "fp64", "fp8e4m3", "fp8e5m2"};
+  return t >= 1 && t <= 6 ? names[t] : "?";
+}
+
+// Protocol traffic per direction and element type: messages, how many were compressed, the
+// application's bytes, the bytes that travelled and their ratio; codec and staging time.
+void print_protocol(CommState& s, const std::string& label) {
+  std::string line;
+  char buf[256];
+  for (int dir = 0; dir < 2; ++dir) {
+    auto& by_type = dir == 0 ? s.sent : s.received;
+    for (int t = 1; t <= 6; ++t) {
+      const TypeCounters& c = by_type[t];
+      uint64_t msgs = c.messages.load(std::memory_order_relaxed);
+      if (msgs == 0) continue;
+      uint64_t app = c.app_bytes.load(std::memory_order_relaxed);
+      uint64_t wire = c.wire_bytes.load(std::memory_order_relaxed);
+      std::snprintf(buf, sizeof buf, "%s%s %s messages=%llu compressed=%llu bytes=%llu wire=%llu ratio=%.3f",
+                    line.empty() ? "" : "; ", dir == 0 ? "sent" : "received", dtype_name(t),
+                    static_cast<unsigned long long>(msgs),
+                    static_cast<unsigned long long>(c.compressed.load(std::memory_order_relaxed)),
+                    static_cast<unsigned long long>(app), static_cast<unsigned long long>(wire),
+                    app ? static_cast<double>(wire) / static_cast<double>(app) : 1.0);
+      line += buf;
+    }
+  }
+  if (line.empty()) return;
+  std::snprintf(buf, sizeof buf, "; codec %.3f ms, staging %.3f ms",
+                s.codec_ns.load(std::memory_order_relaxed) / 1e6,
+                s.staging_ns.load(std::memory_order_relaxed) / 1e6);
+  log::report("stats", "%s: protocol: %s%s", label.c_str(), line.c_str(), buf);
+}
+
 void print_state(CommState& s, const std::string& label) {
   std::string line;
   for (int i = 0; i < kMaxCallSites; ++i) {
@@ -51,6 +86,7 @@ void print_state(CommState& s, const std::string& label) {
             " bytes=" + std::to_string(bytes);
   }
   if (!line.empty()) log::report("stats", "%s: %s", label.c_str(), line.c_str());
+  print_protocol(s, label);
 }
 
 }  // namespace

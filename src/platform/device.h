@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "src/platform/status.h"
+
 namespace mpizip::platform {
 
 struct GpuInfo {
@@ -28,5 +30,10 @@ std::vector<GpuInfo> gpus(std::string* why_none);
 // True when `p` points to device memory (or managed memory) of any GPU. False for host memory and
 // in builds or processes without a GPU.
 bool is_device_pointer(const void* p);
+
+// Blocking copies between host and device memory (the current device). kNoDevice in builds or
+// processes without a GPU, kDeviceError when the runtime fails.
+Status copy_to_host(void* dst, const void* device_src, uint64_t bytes);
+Status copy_to_device(void* device_dst, const void* src, uint64_t bytes);
 
 }  // namespace mpizip::platform

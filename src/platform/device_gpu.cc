@@ -92,4 +92,16 @@ bool is_device_pointer(const void* p) {
 #endif
 }
 
+Status copy_to_host(void* dst, const void* device_src, uint64_t bytes) {
+  if (bytes == 0) return Status::kOk;
+  MPIZIP_GPU_CHECK(gpuMemcpy(dst, device_src, bytes, gpuMemcpyDeviceToHost));
+  return Status::kOk;
+}
+
+Status copy_to_device(void* device_dst, const void* src, uint64_t bytes) {
+  if (bytes == 0) return Status::kOk;
+  MPIZIP_GPU_CHECK(gpuMemcpy(device_dst, src, bytes, gpuMemcpyHostToDevice));
+  return Status::kOk;
+}
+
 }  // namespace mpizip::platform

@@ -12,4 +12,7 @@ std::vector<GpuInfo> gpus(std::string* why_none) {
 
 bool is_device_pointer(const void*) { return false; }
 
+Status copy_to_host(void*, const void*, uint64_t) { return Status::kNoDevice; }
+Status copy_to_device(void*, const void*, uint64_t) { return Status::kNoDevice; }
+
 }  // namespace mpizip::platform

@@ -18,6 +18,7 @@
 #define gpuFree hipFree
 #define gpuMallocHost hipHostMalloc
 #define gpuFreeHost hipHostFree
+#define gpuMemcpy hipMemcpy
 #define gpuMemcpyAsync hipMemcpyAsync
 #define gpuMemsetAsync hipMemsetAsync
 #define gpuMemcpyDefault hipMemcpyDefault
@@ -43,6 +44,9 @@
 #define gpuDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #define gpuFuncSetAttribute hipFuncSetAttribute
 #define gpuFuncAttributeMaxDynamicSharedMemorySize hipFuncAttributeMaxDynamicSharedMemorySize
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
+#define gpuLaunchKernel hipLaunchKernel
+#define MPIZIP_GRID_CONSTANT
 #define MPIZIP_WARP_SIZE 64
 #else
 #include <cuda_runtime.h>
@@ -56,6 +60,7 @@
 #define gpuFree cudaFree
 #define gpuMallocHost cudaMallocHost
 #define gpuFreeHost cudaFreeHost
+#define gpuMemcpy cudaMemcpy
 #define gpuMemcpyAsync cudaMemcpyAsync
 #define gpuMemsetAsync cudaMemsetAsync
 #define gpuMemcpyDefault cudaMemcpyDefault
@@ -81,6 +86,10 @@
 #define gpuDevAttrMultiProcessorCount cudaDevAttrMultiProcessorCount
 #define gpuFuncSetAttribute cudaFuncSetAttribute
 #define gpuFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+// A kernel parameter read in place (by reference), without a per-thread copy.
+#define MPIZIP_GRID_CONSTANT __grid_constant__
+#define gpuLaunchKernel cudaLaunchKernel
 #define MPIZIP_WARP_SIZE 32
 #endif
 

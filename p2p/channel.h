@@ -1,0 +1,52 @@
+// What the point-to-point protocol needs to know about a communicator, handed down by src/core
+// (which owns the communicator's state): the communicators, the bulk-tag counter, the probed-message
+// queue and the sender's policy.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "kernels/format.h"
+
+namespace mpizip::p2p {
+
+class ProbedQueue;
+
+struct SendPolicy {
+  uint64_t min_bytes = 1 << 20;  // compress at or above this many bytes
+  uint64_t eager_bytes = 16384;  // inline payloads up to this many bytes
+  bool host_compress = false;    // compress host buffers (CPU codec)
+  bool checksum = false;         // add a checksum to compressed streams
+};
+
+struct Channel {
+  MPI_Comm comm = MPI_COMM_NULL;    // the application's communicator: match messages
+  MPI_Comm shadow = MPI_COMM_NULL;  // its private duplicate: bulk payloads
+  std::atomic<uint32_t>* bulk_tags = nullptr;  // next bulk tag (per communicator)
+  int tag_ub = 32767;
+  ProbedQueue* probed = nullptr;
+  SendPolicy policy;
+  int err_corrupt = MPI_ERR_OTHER;  // error code for a corrupt compressed payload
+};
+
+// The application's side of one message of a protocol datatype.
+struct UserBuffer {
+  void* ptr = nullptr;
+  int count = 0;                 // elements of `type`
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  format::DType dtype = format::DType::kFp32;  // the element type `type` stands for
+  bool device = false;           // ptr is GPU memory
+};
+
+// What a message cost and saved, for statistics (filled by the sender and the receiver).
+struct Traffic {
+  uint64_t app_bytes = 0;
+  uint64_t wire_bytes = 0;  // payload bytes as sent (compressed or raw)
+  bool compressed = false;
+  double codec_seconds = 0;
+  double staging_seconds = 0;
+};
+
+}  // namespace mpizip::p2p

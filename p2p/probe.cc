@@ -1,0 +1,95 @@
+#include "p2p/probe.h"
+
+#include "src/platform/log.h"
+
+namespace mpizip::p2p {
+namespace {
+
+// Takes the next matching message out of MPI into the queue. Returns an MPI error code.
+int pull(const Channel& ch, int source, int tag, bool blocking, int* found) {
+  MPI_Message msg;
+  MPI_Status st;
+  int rc = MPI_SUCCESS;
+  *found = 1;
+  if (blocking) {
+    rc = PMPI_Mprobe(source, tag, ch.comm, &msg, &st);
+  } else {
+    rc = PMPI_Improbe(source, tag, ch.comm, found, &msg, &st);
+  }
+  if (rc != MPI_SUCCESS || !*found) return rc;
+  MPI_Count bytes = 0;
+  PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
+  auto m = std::make_unique<ProbedMessage>();
+  m->source = st.MPI_SOURCE;
+  m->tag = st.MPI_TAG;
+  m->bytes.resize(static_cast<size_t>(bytes));
+  rc = PMPI_Mrecv(m->bytes.data(), static_cast<int>(bytes), MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) return rc;
+  m->protocol = parse_header(m->bytes.data(), m->bytes.size(), &m->header);
+  ch.probed->push(std::move(m));
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+ProbeResult describe(const ProbedMessage& m) {
+  ProbeResult r;
+  r.source = m.source;
+  r.tag = m.tag;
+  r.bytes = m.protocol ? m.header.app_bytes : m.bytes.size();
+  return r;
+}
+
+int probe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out) {
+  if (source == MPI_PROC_NULL) {
+    *found = 1;
+    *out = ProbeResult{MPI_PROC_NULL, MPI_ANY_TAG, 0};
+    return MPI_SUCCESS;
+  }
+  for (;;) {
+    if (const ProbedMessage* m = ch.probed->peek(source, tag)) {
+      *found = 1;
+      *out = describe(*m);
+      return MPI_SUCCESS;
+    }
+    // Nothing queued matches: take the next message out of MPI. Another thread may take it from
+    // the queue before we look again; then probe again, as MPI_Probe would.
+    int rc = pull(ch, source, tag, blocking, found);
+    if (rc != MPI_SUCCESS || !*found) return rc;
+  }
+}
+
+int receive_plain(const ProbedMessage& m, void* buf, int count, MPI_Datatype type, MPI_Comm comm,
+                  uint64_t* delivered) {
+  *delivered = 0;
+  if (m.protocol) {
+    MPIZIP_ERROR("receive of a plain datatype matched an MPIZip message (from rank %d, tag %d): "
+                 "the sender used another datatype", m.source, m.tag);
+    return MPI_ERR_TYPE;
+  }
+  int type_size = 0;
+  PMPI_Type_size(type, &type_size);
+  uint64_t capacity = static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size);
+  uint64_t n = m.bytes.size() < capacity ? m.bytes.size() : capacity;
+  if (n > 0 && type_size > 0) {
+    // The message was received as bytes; lay them out with the receiver's datatype. On homogeneous
+    // systems MPI_Pack's format is the bytes of the basic elements in order, which is what arrived.
+    int position = 0;
+    int rc = PMPI_Unpack(m.bytes.data(), static_cast<int>(n), &position, buf,
+                         static_cast<int>(n / static_cast<uint64_t>(type_size)), type, comm);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  *delivered = n;
+  return m.bytes.size() > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+}
+
+int mprobe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out,
+           std::unique_ptr<ProbedMessage>* message) {
+  int rc = probe(ch, source, tag, blocking, found, out);
+  if (rc != MPI_SUCCESS || !*found || source == MPI_PROC_NULL) return rc;
+  *message = ch.probed->take(source, tag);
+  *out = describe(**message);
+  return MPI_SUCCESS;
+}
+
+}  // namespace mpizip::p2p

@@ -1,0 +1,37 @@
+// Probes on a protocol communicator. A probe must report what the application would see: the
+// sender's element count, not the size of the match message. MPIZip takes the probed message out
+// of MPI's matching with MPI_Mprobe/MPI_Mrecv, keeps it in the communicator's ProbedQueue, and
+// reports from its header; the next matching receive takes it from there.
+#pragma once
+
+#include <memory>
+
+#include "p2p/channel.h"
+#include "p2p/probed_queue.h"
+
+namespace mpizip::p2p {
+
+struct ProbeResult {
+  int source = MPI_ANY_SOURCE;
+  int tag = MPI_ANY_TAG;
+  uint64_t bytes = 0;  // bytes the application would receive
+};
+
+// MPI_Probe (blocking) and MPI_Iprobe. `*found` is 1 when a message matched. Returns an MPI error
+// code.
+int probe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out);
+
+// MPI_Mprobe and MPI_Improbe: like probe(), but the message leaves the queue for the caller.
+int mprobe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out,
+           std::unique_ptr<ProbedMessage>* message);
+
+// What a probed message delivers to the application.
+ProbeResult describe(const ProbedMessage& m);
+
+// Delivers a probed plain message (sent with a non-protocol datatype) to a receive of a non-protocol
+// datatype. MPI_ERR_TYPE when the message is an MPIZip message, MPI_ERR_TRUNCATE when it does not
+// fit (the first bytes are delivered, as MPI does). `*delivered` is the bytes written.
+int receive_plain(const ProbedMessage& m, void* buf, int count, MPI_Datatype type, MPI_Comm comm,
+                  uint64_t* delivered);
+
+}  // namespace mpizip::p2p

@@ -1,0 +1,39 @@
+#include "p2p/probed_queue.h"
+
+namespace mpizip::p2p {
+namespace {
+
+bool matches(const ProbedMessage& m, int source, int tag) {
+  return (source == MPI_ANY_SOURCE || source == m.source) && (tag == MPI_ANY_TAG || tag == m.tag);
+}
+
+}  // namespace
+
+void ProbedQueue::push(std::unique_ptr<ProbedMessage> m) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  queue_.push_back(std::move(m));
+  size_.store(queue_.size(), std::memory_order_release);
+}
+
+std::unique_ptr<ProbedMessage> ProbedQueue::take(int source, int tag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (matches(**it, source, tag)) {
+      auto m = std::move(*it);
+      queue_.erase(it);
+      size_.store(queue_.size(), std::memory_order_release);
+      return m;
+    }
+  }
+  return nullptr;
+}
+
+const ProbedMessage* ProbedQueue::peek(int source, int tag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& m : queue_) {
+    if (matches(*m, source, tag)) return m.get();
+  }
+  return nullptr;
+}
+
+}  // namespace mpizip::p2p

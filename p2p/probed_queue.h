@@ -1,0 +1,44 @@
+// Messages that a probe has taken out of MPI's matching on a protocol communicator. A probe must
+// report the application's element count, which only the match header knows, so MPIZip probes with
+// MPI_Mprobe, receives the message and keeps it here; the next receive that matches it takes it
+// from here before asking MPI. A message taken by a probe was the earliest one MPI could match for
+// those arguments, so serving it first keeps MPI's order.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "p2p/wire.h"
+
+namespace mpizip::p2p {
+
+struct ProbedMessage {
+  int source = MPI_ANY_SOURCE;
+  int tag = MPI_ANY_TAG;
+  bool protocol = false;      // a match message (header valid), or a plain message
+  MatchHeader header{};       // when protocol
+  std::vector<uint8_t> bytes; // the whole message as received
+};
+
+class ProbedQueue {
+ public:
+  bool empty() const { return size_.load(std::memory_order_acquire) == 0; }
+  void push(std::unique_ptr<ProbedMessage> m);
+  // The earliest message matching (source, tag) with MPI's wildcard rules; nullptr if none.
+  // `take` removes it from the queue.
+  std::unique_ptr<ProbedMessage> take(int source, int tag);
+  const ProbedMessage* peek(int source, int tag);
+
+ private:
+  std::mutex mutex_;
+  std::deque<std::unique_ptr<ProbedMessage>> queue_;
+  std::atomic<size_t> size_{0};
+};
+
+}  // namespace mpizip::p2p

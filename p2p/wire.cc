@@ -1,0 +1,53 @@
+#include "p2p/wire.h"
+
+#include <cstring>
+
+namespace mpizip::p2p {
+namespace {
+
+constexpr uint64_t kMagic = 0x31504d5a50495a4dULL;  // "MZIPZMP1"
+constexpr uint8_t kVersion = 1;
+
+uint64_t header_check(const MatchHeader& h) {
+  uint64_t words[5];
+  std::memcpy(words, &h, sizeof words);  // every field before `check`
+  uint64_t x = 0x9e3779b97f4a7c15ULL;
+  for (uint64_t w : words) x = format::mix64(x ^ w);
+  return x;
+}
+
+}  // namespace
+
+MatchHeader make_header(Payload payload, Encoding encoding, format::DType dtype, uint32_t bulk_tag,
+                        uint64_t count, uint64_t payload_bytes) {
+  MatchHeader h{};
+  h.magic = kMagic;
+  h.version = kVersion;
+  h.payload = payload;
+  h.encoding = encoding;
+  h.dtype = dtype;
+  h.bulk_tag = bulk_tag;
+  h.count = count;
+  h.app_bytes = count * format::elem_bytes(dtype);
+  h.payload_bytes = payload_bytes;
+  h.check = header_check(h);
+  return h;
+}
+
+bool parse_header(const void* msg, size_t bytes, MatchHeader* out) {
+  if (bytes < kHeaderBytes) return false;
+  MatchHeader h;
+  std::memcpy(&h, msg, kHeaderBytes);
+  if (h.magic != kMagic || h.version != kVersion || h.check != header_check(h)) return false;
+  if (h.payload != Payload::kInline && h.payload != Payload::kBulk) return false;
+  if (h.encoding != Encoding::kRaw && h.encoding != Encoding::kCompressed) return false;
+  if (!format::dtype_valid(static_cast<uint8_t>(h.dtype))) return false;
+  if (h.app_bytes != h.count * format::elem_bytes(h.dtype)) return false;
+  if (h.encoding == Encoding::kRaw && h.payload_bytes != h.app_bytes) return false;
+  if (h.payload == Payload::kInline && bytes != kHeaderBytes + h.payload_bytes) return false;
+  if (h.payload == Payload::kBulk && bytes != kHeaderBytes) return false;
+  *out = h;
+  return true;
+}
+
+}  // namespace mpizip::p2p

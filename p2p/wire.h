@@ -1,0 +1,50 @@
+// The match message: what travels on the application's communicator, under the application's
+// tag, for every message of a protocol datatype (docs/PROTOCOL.md). MPI matches it exactly as it
+// would have matched the application's own message, so matching, ordering, wildcards and probes
+// keep their meaning; the header says what the payload is and where it is.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/format.h"
+
+namespace mpizip::p2p {
+
+inline constexpr size_t kHeaderBytes = 48;
+inline constexpr size_t kMaxInlineBytes = 64 * 1024;  // cap of MPIZIP_EAGER_BYTES
+inline constexpr size_t kMaxMatchBytes = kHeaderBytes + kMaxInlineBytes;
+
+enum class Payload : uint8_t {
+  kInline = 1,  // the payload follows the header in the match message
+  kBulk = 2,    // the payload is one message on the shadow communicator, tag bulk_tag
+};
+
+enum class Encoding : uint8_t {
+  kRaw = 1,         // the application's bytes
+  kCompressed = 2,  // an MPIZip stream (docs/FORMAT.md)
+};
+
+struct MatchHeader {
+  uint64_t magic;
+  uint8_t version;
+  Payload payload;
+  Encoding encoding;
+  format::DType dtype;     // element type of the sender's datatype
+  uint32_t bulk_tag;       // shadow-communicator tag when payload == kBulk
+  uint64_t count;          // elements sent
+  uint64_t app_bytes;      // count x element size: bytes the receiver gets
+  uint64_t payload_bytes;  // bytes of the payload as it travels
+  uint64_t check;          // hash of the fields above
+};
+static_assert(sizeof(MatchHeader) == kHeaderBytes, "match header is 48 bytes");
+
+MatchHeader make_header(Payload payload, Encoding encoding, format::DType dtype, uint32_t bulk_tag,
+                        uint64_t count, uint64_t payload_bytes);
+
+// Validates a received match message of `bytes` bytes: magic, version, check, enums and sizes
+// consistent with `bytes`. False for anything else, such as a plain message of a non-conforming
+// sender.
+bool parse_header(const void* msg, size_t bytes, MatchHeader* out);
+
+}  // namespace mpizip::p2p

@@ -1,0 +1,434 @@
+#include "src/core/p2p_route.h"
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "p2p/probe.h"
+#include "p2p/recv.h"
+#include "p2p/send.h"
+#include "src/core/protocol.h"
+#include "src/core/requests.h"
+#include "src/core/runtime.h"
+#include "src/platform/device.h"
+
+namespace mpizip::core {
+namespace {
+
+// The protocol's view of one call, when the call takes the protocol.
+struct Route {
+  CommState* state = nullptr;
+  p2p::Channel channel;
+  p2p::UserBuffer buffer;
+};
+
+// Protocol when MPIZip is active, the communicator has the protocol and the datatype is a protocol
+// datatype; everything else (including invalid arguments, which MPI reports) passes through.
+std::optional<Route> route(const void* buf, int count, MPI_Datatype type, int peer, MPI_Comm comm) {
+  if (!active() || count < 0 || peer == MPI_PROC_NULL || comm == MPI_COMM_NULL) return std::nullopt;
+  CommState* s = comm_state_find(comm);
+  auto dtype = protocol_dtype(s, comm, type);
+  if (!dtype) return std::nullopt;
+  Route r;
+  r.state = s;
+  r.channel = channel_of(s, comm);
+  r.buffer.ptr = const_cast<void*>(buf);
+  r.buffer.count = count;
+  r.buffer.type = type;
+  r.buffer.dtype = *dtype;
+  r.buffer.device = platform::is_device_pointer(buf);
+  return r;
+}
+
+// The communicator has the protocol: probes and receives must look at its probed queue.
+CommState* protocol_comm(MPI_Comm comm) {
+  if (!active() || comm == MPI_COMM_NULL) return nullptr;
+  CommState* s = comm_state_find(comm);
+  return s != nullptr && s->protocol.load(std::memory_order_acquire) ? s : nullptr;
+}
+
+int raise(MPI_Comm comm, int rc) {
+  if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+  return rc;
+}
+
+void count_traffic(std::array<TypeCounters, 8>& by_type, CommState* s, format::DType t,
+                   const p2p::Traffic& tr) {
+  TypeCounters& c = by_type[static_cast<int>(t)];
+  c.messages.fetch_add(1, std::memory_order_relaxed);
+  if (tr.compressed) c.compressed.fetch_add(1, std::memory_order_relaxed);
+  c.app_bytes.fetch_add(tr.app_bytes, std::memory_order_relaxed);
+  c.wire_bytes.fetch_add(tr.wire_bytes, std::memory_order_relaxed);
+  s->codec_ns.fetch_add(static_cast<uint64_t>(tr.codec_seconds * 1e9), std::memory_order_relaxed);
+  s->staging_ns.fetch_add(static_cast<uint64_t>(tr.staging_seconds * 1e9),
+                          std::memory_order_relaxed);
+}
+
+// An operation whose result is known at creation (a receive served from the probed queue).
+class DoneOp : public platform::Operation {
+ public:
+  explicit DoneOp(const platform::OpStatus& s) { status_ = s; }
+  bool progress() override { return true; }
+};
+
+// Receives of a non-protocol datatype on a protocol communicator, served by a message that a probe
+// took out of MPI. Returns false when no queued message matches.
+bool serve_plain_from_queue(CommState* s, void* buf, int count, MPI_Datatype type, int source,
+                            int tag, MPI_Comm comm, platform::OpStatus* out) {
+  if (s == nullptr || s->probed.empty()) return false;
+  auto m = s->probed.take(source, tag);
+  if (!m) return false;
+  uint64_t delivered = 0;
+  out->error = p2p::receive_plain(*m, buf, count, type, comm, &delivered);
+  out->source = m->source;
+  out->tag = m->tag;
+  out->bytes = delivered;
+  return true;
+}
+
+int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              bool synchronous) {
+  auto r = route(buf, count, type, dest, comm);
+  if (!r) {
+    return synchronous ? PMPI_Ssend(buf, count, type, dest, tag, comm)
+                       : PMPI_Send(buf, count, type, dest, tag, comm);
+  }
+  p2p::Traffic tr;
+  int rc = p2p::send(r->channel, r->buffer, dest, tag, synchronous, &tr);
+  count_traffic(r->state->sent, r->state, r->buffer.dtype, tr);
+  return raise(comm, rc);
+}
+
+int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request, bool synchronous) {
+  auto r = route(buf, count, type, dest, comm);
+  if (!r) {
+    return synchronous ? PMPI_Issend(buf, count, type, dest, tag, comm, request)
+                       : PMPI_Isend(buf, count, type, dest, tag, comm, request);
+  }
+  p2p::Traffic tr;
+  std::unique_ptr<platform::Operation> op;
+  int rc = p2p::start_send(r->channel, r->buffer, dest, tag, synchronous, &op, &tr);
+  if (rc == MPI_SUCCESS) {
+    count_traffic(r->state->sent, r->state, r->buffer.dtype, tr);
+    rc = request_start(std::move(op), request);
+  }
+  return raise(comm, rc);
+}
+
+// Fake MPI_Message handles for messages a matched probe took on a protocol communicator.
+struct HeldMessage {
+  MPI_Comm comm;
+  std::unique_ptr<p2p::ProbedMessage> message;
+};
+std::mutex g_messages_mutex;
+std::unordered_map<MPI_Message, HeldMessage> g_messages;
+uintptr_t g_next_message = 1;
+
+// A handle MPI never sees: the held message's address where handles are pointers (Open MPI), a
+// counter in a range MPI does not use where they are integers (MPICH).
+template <typename Handle>
+Handle make_message_handle(void* p) {
+  if constexpr (std::is_pointer_v<Handle>) {
+    return reinterpret_cast<Handle>(p);
+  } else {
+    return static_cast<Handle>(0x6d000000 | (g_next_message++ & 0xffffff));
+  }
+}
+
+MPI_Message hold_message(MPI_Comm comm, std::unique_ptr<p2p::ProbedMessage> m) {
+  std::lock_guard<std::mutex> lock(g_messages_mutex);
+  MPI_Message h = make_message_handle<MPI_Message>(m.get());
+  g_messages[h] = HeldMessage{comm, std::move(m)};
+  return h;
+}
+
+std::optional<HeldMessage> release_message(MPI_Message h) {
+  std::lock_guard<std::mutex> lock(g_messages_mutex);
+  auto it = g_messages.find(h);
+  if (it == g_messages.end()) return std::nullopt;
+  HeldMessage held = std::move(it->second);
+  g_messages.erase(it);
+  return held;
+}
+
+// The status a probe reports for what it found.
+void probe_status(const p2p::ProbeResult& r, MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = r.source;
+  status->MPI_TAG = r.tag;
+  status->MPI_ERROR = MPI_SUCCESS;
+  PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(r.bytes));
+  PMPI_Status_set_cancelled(status, 0);
+}
+
+// The operation that receives a held message into the application's buffer.
+std::unique_ptr<platform::Operation> receive_held(HeldMessage& held, void* buf, int count,
+                                                  MPI_Datatype type) {
+  CommState* s = comm_state_find(held.comm);
+  auto dtype = protocol_dtype(s, held.comm, type);
+  if (dtype) {
+    p2p::UserBuffer b{buf, count, type, *dtype, platform::is_device_pointer(buf)};
+    return std::make_unique<p2p::RecvOp>(channel_of(s, held.comm), b, std::move(held.message));
+  }
+  platform::OpStatus st;
+  uint64_t delivered = 0;
+  st.error = p2p::receive_plain(*held.message, buf, count, type, held.comm, &delivered);
+  st.source = held.message->source;
+  st.tag = held.message->tag;
+  st.bytes = delivered;
+  return std::make_unique<DoneOp>(st);
+}
+
+}  // namespace
+
+int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  return send_mode(buf, count, type, dest, tag, comm, false);
+}
+
+int ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  return send_mode(buf, count, type, dest, tag, comm, true);
+}
+
+int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+          MPI_Request* request) {
+  return isend_mode(buf, count, type, dest, tag, comm, request, false);
+}
+
+int issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+           MPI_Request* request) {
+  return isend_mode(buf, count, type, dest, tag, comm, request, true);
+}
+
+int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+         MPI_Status* status) {
+  auto r = route(buf, count, type, source, comm);
+  if (!r) {
+    platform::OpStatus st;
+    if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm, &st)) {
+      return raise(comm, fill_status(st, status));
+    }
+    return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  }
+  progress();  // earlier non-blocking operations may be what the sender waits for
+  p2p::RecvOp op(r->channel, r->buffer, source, tag);
+  op.wait();
+  count_traffic(r->state->received, r->state, r->buffer.dtype, op.traffic());
+  return raise(comm, fill_status(op.status(), status));
+}
+
+int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+          MPI_Request* request) {
+  auto r = route(buf, count, type, source, comm);
+  if (!r) {
+    platform::OpStatus st;
+    if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm, &st)) {
+      return request_start(std::make_unique<DoneOp>(st), request);
+    }
+    return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  }
+  auto op = std::make_unique<p2p::RecvOp>(r->channel, r->buffer, source, tag);
+  if (op->post_error() != MPI_SUCCESS) return raise(comm, op->post_error());
+  return request_start(std::move(op), request);
+}
+
+int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+             MPI_Comm comm, MPI_Status* status) {
+  if (!route(sendbuf, sendcount, sendtype, dest, comm) &&
+      !route(recvbuf, recvcount, recvtype, source, comm) && protocol_comm(comm) == nullptr) {
+    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, status);
+  }
+  MPI_Request sreq;
+  int rc = isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &sreq);
+  if (rc != MPI_SUCCESS) return rc;
+  int rrc = recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+  rc = wait(&sreq, MPI_STATUS_IGNORE);
+  return rrc != MPI_SUCCESS ? rrc : raise(comm, rc);
+}
+
+int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                     int recvtag, MPI_Comm comm, MPI_Status* status) {
+  auto r = route(buf, count, type, dest, comm);
+  if (!r && protocol_comm(comm) == nullptr) {
+    return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+  }
+  // Send a copy, receive into the buffer. Protocol datatypes are contiguous elements; other
+  // datatypes travel packed.
+  int packed_size = 0;
+  int rc = PMPI_Pack_size(count, type, comm, &packed_size);
+  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  std::vector<uint8_t> copy(static_cast<size_t>(packed_size));
+  MPI_Request sreq;
+  if (r) {
+    uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(r->buffer.dtype);
+    copy.resize(bytes);
+    if (r->buffer.device) {
+      if (platform::copy_to_host(copy.data(), buf, bytes) != Status::kOk) {
+        return raise(comm, MPI_ERR_OTHER);
+      }
+    } else if (bytes > 0) {
+      std::memcpy(copy.data(), buf, bytes);
+    }
+    r->buffer.ptr = copy.data();
+    r->buffer.device = false;
+    p2p::Traffic tr;
+    std::unique_ptr<platform::Operation> op;
+    rc = p2p::start_send(r->channel, r->buffer, dest, sendtag, false, &op, &tr);
+    if (rc == MPI_SUCCESS) rc = request_start(std::move(op), &sreq);
+  } else {
+    int position = 0;
+    rc = PMPI_Pack(buf, count, type, copy.data(), packed_size, &position, comm);
+    if (rc == MPI_SUCCESS) rc = PMPI_Isend(copy.data(), position, MPI_PACKED, dest, sendtag, comm, &sreq);
+  }
+  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  int rrc = recv(buf, count, type, source, recvtag, comm, status);
+  rc = wait(&sreq, MPI_STATUS_IGNORE);
+  return rrc != MPI_SUCCESS ? rrc : raise(comm, rc);
+}
+
+int send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  auto r = route(buf, count, type, dest, comm);
+  if (!r) return PMPI_Send_init(buf, count, type, dest, tag, comm, request);
+  Route route_copy = *r;
+  return raise(comm, request_persistent(
+      [route_copy, dest, tag](std::unique_ptr<platform::Operation>* op) {
+        p2p::Traffic tr;
+        int rc = p2p::start_send(route_copy.channel, route_copy.buffer, dest, tag, false, op, &tr);
+        if (rc == MPI_SUCCESS) {
+          count_traffic(route_copy.state->sent, route_copy.state, route_copy.buffer.dtype, tr);
+        }
+        return rc;
+      },
+      request));
+}
+
+int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  auto r = route(buf, count, type, source, comm);
+  if (!r) return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+  Route route_copy = *r;
+  return raise(comm, request_persistent(
+      [route_copy, source, tag](std::unique_ptr<platform::Operation>* op) {
+        auto recv_op = std::make_unique<p2p::RecvOp>(route_copy.channel, route_copy.buffer, source, tag);
+        int rc = recv_op->post_error();
+        if (rc == MPI_SUCCESS) *op = std::move(recv_op);
+        return rc;
+      },
+      request));
+}
+
+int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  CommState* s = protocol_comm(comm);
+  if (s == nullptr || source == MPI_PROC_NULL) return PMPI_Probe(source, tag, comm, status);
+  progress();
+  int found = 0;
+  p2p::ProbeResult r;
+  int rc = p2p::probe(channel_of(s, comm), source, tag, true, &found, &r);
+  if (rc == MPI_SUCCESS) probe_status(r, status);
+  return raise(comm, rc);
+}
+
+int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  CommState* s = protocol_comm(comm);
+  if (s == nullptr || source == MPI_PROC_NULL) return PMPI_Iprobe(source, tag, comm, flag, status);
+  progress();
+  p2p::ProbeResult r;
+  int rc = p2p::probe(channel_of(s, comm), source, tag, false, flag, &r);
+  if (rc == MPI_SUCCESS && *flag) probe_status(r, status);
+  return raise(comm, rc);
+}
+
+int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  CommState* s = protocol_comm(comm);
+  if (s == nullptr || source == MPI_PROC_NULL) {
+    return PMPI_Mprobe(source, tag, comm, message, status);
+  }
+  progress();
+  int found = 0;
+  p2p::ProbeResult r;
+  std::unique_ptr<p2p::ProbedMessage> m;
+  int rc = p2p::mprobe(channel_of(s, comm), source, tag, true, &found, &r, &m);
+  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  probe_status(r, status);
+  *message = hold_message(comm, std::move(m));
+  return MPI_SUCCESS;
+}
+
+int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+            MPI_Status* status) {
+  CommState* s = protocol_comm(comm);
+  if (s == nullptr || source == MPI_PROC_NULL) {
+    return PMPI_Improbe(source, tag, comm, flag, message, status);
+  }
+  progress();
+  p2p::ProbeResult r;
+  std::unique_ptr<p2p::ProbedMessage> m;
+  int rc = p2p::mprobe(channel_of(s, comm), source, tag, false, flag, &r, &m);
+  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  if (*flag) {
+    probe_status(r, status);
+    *message = hold_message(comm, std::move(m));
+  }
+  return MPI_SUCCESS;
+}
+
+int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+  auto held = release_message(*message);
+  if (!held) return PMPI_Mrecv(buf, count, type, message, status);
+  *message = MPI_MESSAGE_NULL;
+  MPI_Comm comm = held->comm;
+  auto op = receive_held(*held, buf, count, type);
+  if (auto* recv_op = dynamic_cast<p2p::RecvOp*>(op.get())) recv_op->wait();
+  return raise(comm, fill_status(op->status(), status));
+}
+
+int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
+  auto held = release_message(*message);
+  if (!held) return PMPI_Imrecv(buf, count, type, message, request);
+  *message = MPI_MESSAGE_NULL;
+  return request_start(receive_held(*held, buf, count, type), request);
+}
+
+int comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  int rc = PMPI_Comm_dup(comm, newcomm);
+  return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+}
+
+int comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+  return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+}
+
+int comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  int rc = PMPI_Comm_split(comm, color, key, newcomm);
+  return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+}
+
+int comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+  int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+  return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+}
+
+int comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  int rc = PMPI_Comm_create(comm, group, newcomm);
+  return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+}
+
+int comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+  return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+}
+
+int comm_free(MPI_Comm* comm) {
+  if (active() && comm != nullptr) protocol_detach(*comm);
+  return PMPI_Comm_free(comm);
+}
+
+}  // namespace mpizip::core

@@ -1,0 +1,171 @@
+#include "src/core/protocol.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "include/mpizip.h"
+#include "p2p/wire.h"
+#include "src/core/settings.h"
+#include "src/platform/device.h"
+#include "src/platform/log.h"
+
+MPI_Datatype MPIZip_bf16 = MPI_DATATYPE_NULL;
+MPI_Datatype MPIZip_fp16 = MPI_DATATYPE_NULL;
+MPI_Datatype MPIZip_fp8_e4m3 = MPI_DATATYPE_NULL;
+MPI_Datatype MPIZip_fp8_e5m2 = MPI_DATATYPE_NULL;
+int MPIZip_uint16_element_keyval = MPI_KEYVAL_INVALID;
+int MPIZip_uint8_element_keyval = MPI_KEYVAL_INVALID;
+
+namespace mpizip::core {
+namespace {
+
+bool g_job_on = false;
+uint64_t g_eager_bytes = 0;
+int g_err_corrupt = MPI_ERR_OTHER;
+
+int make_type(MPI_Datatype base, const char* name, MPI_Datatype* out) {
+  int rc = PMPI_Type_dup(base, out);
+  if (rc == MPI_SUCCESS) PMPI_Type_set_name(*out, name);
+  return rc;
+}
+
+}  // namespace
+
+int protocol_create_handles() {
+  int rc = MPI_SUCCESS;
+  if (rc == MPI_SUCCESS) rc = make_type(MPI_UINT16_T, "MPIZIP_BF16", &MPIZip_bf16);
+  if (rc == MPI_SUCCESS) rc = make_type(MPI_UINT16_T, "MPIZIP_FP16", &MPIZip_fp16);
+  if (rc == MPI_SUCCESS) rc = make_type(MPI_UINT8_T, "MPIZIP_FP8_E4M3", &MPIZip_fp8_e4m3);
+  if (rc == MPI_SUCCESS) rc = make_type(MPI_UINT8_T, "MPIZIP_FP8_E5M2", &MPIZip_fp8_e5m2);
+  if (rc == MPI_SUCCESS) {
+    rc = PMPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN,
+                                 &MPIZip_uint16_element_keyval, nullptr);
+  }
+  if (rc == MPI_SUCCESS) {
+    rc = PMPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN,
+                                 &MPIZip_uint8_element_keyval, nullptr);
+  }
+  int error_class = 0;
+  if (rc == MPI_SUCCESS) rc = PMPI_Add_error_class(&error_class);
+  if (rc == MPI_SUCCESS) rc = PMPI_Add_error_code(error_class, &g_err_corrupt);
+  if (rc == MPI_SUCCESS) {
+    char text[] = "MPIZip: corrupt compressed payload (a bounds, table, end-state or checksum check failed)";
+    rc = PMPI_Add_error_string(g_err_corrupt, text);
+  }
+  return rc;
+}
+
+namespace {
+
+// The declared element type of MPI_UINT16_T / MPI_UINT8_T buffers on `comm`, if any.
+std::optional<format::DType> declared(MPI_Comm comm, int keyval, bool sixteen) {
+  void* value = nullptr;
+  int found = 0;
+  if (keyval == MPI_KEYVAL_INVALID || PMPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS ||
+      !found) {
+    return std::nullopt;
+  }
+  auto v = static_cast<int>(reinterpret_cast<intptr_t>(value));
+  if (sixteen && (v == MPIZIP_ELEM_BF16 || v == MPIZIP_ELEM_FP16)) {
+    return static_cast<format::DType>(v);
+  }
+  if (!sixteen && (v == MPIZIP_ELEM_FP8_E4M3 || v == MPIZIP_ELEM_FP8_E5M2)) {
+    return static_cast<format::DType>(v);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int protocol_setup_job() {
+  const Settings& s = settings();
+  std::string why;
+  int64_t facts[5] = {
+      platform::gpus(&why).empty() ? 0 : 1,  // a GPU
+      s.host_compress ? 1 : 0,                // host compression asked for
+      s.protocol == 1 ? 1 : 0,                // MPIZIP_PROTOCOL=on
+      s.protocol == 2 ? 1 : 0,                // MPIZIP_PROTOCOL=off
+      static_cast<int64_t>(std::min<uint64_t>(s.eager_bytes, p2p::kMaxInlineBytes)),
+  };
+  int64_t job[5];
+  int rc = PMPI_Allreduce(facts, job, 5, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return rc;
+  g_job_on = s.enable && job[3] == 0 && (job[0] != 0 || job[1] != 0 || job[2] != 0);
+  g_eager_bytes = static_cast<uint64_t>(job[4]);
+  if (s.eager_bytes > p2p::kMaxInlineBytes) {
+    MPIZIP_WARN("MPIZIP_EAGER_BYTES=%llu is above the limit; using %zu",
+                static_cast<unsigned long long>(s.eager_bytes), p2p::kMaxInlineBytes);
+  }
+  MPIZIP_INFO("point-to-point protocol %s (GPU on some rank: %s, host compression: %s)",
+              g_job_on ? "on" : "off", job[0] ? "yes" : "no", job[1] ? "yes" : "no");
+  if (!g_job_on) return MPI_SUCCESS;
+  rc = protocol_attach(MPI_COMM_WORLD);
+  if (rc == MPI_SUCCESS) rc = protocol_attach(MPI_COMM_SELF);
+  return rc;
+}
+
+void protocol_teardown_job() {
+  protocol_detach(MPI_COMM_SELF);
+  protocol_detach(MPI_COMM_WORLD);
+  g_job_on = false;
+}
+
+bool protocol_job_on() { return g_job_on; }
+
+int protocol_attach(MPI_Comm comm) {
+  if (!g_job_on || comm == MPI_COMM_NULL) return MPI_SUCCESS;
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) return MPI_SUCCESS;
+  CommState* s = comm_state(comm);
+  if (s == nullptr || s->protocol.load()) return MPI_SUCCESS;
+  int rc = PMPI_Comm_dup(comm, &s->shadow);
+  if (rc != MPI_SUCCESS) return rc;
+  PMPI_Comm_set_name(s->shadow, "MPIZip shadow");
+  void* ub = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(s->shadow, MPI_TAG_UB, &ub, &found) == MPI_SUCCESS && found) {
+    s->tag_ub = *static_cast<int*>(ub);
+  }
+  s->protocol.store(true, std::memory_order_release);
+  return MPI_SUCCESS;
+}
+
+void protocol_detach(MPI_Comm comm) {
+  CommState* s = comm_state_find(comm);
+  if (s == nullptr || !s->protocol.exchange(false)) return;
+  if (s->shadow != MPI_COMM_NULL) PMPI_Comm_free(&s->shadow);
+}
+
+std::optional<format::DType> protocol_dtype(CommState* s, MPI_Comm comm, MPI_Datatype type) {
+  if (s == nullptr || !s->protocol.load(std::memory_order_acquire)) return std::nullopt;
+  if (type == MPI_FLOAT) return format::DType::kFp32;
+  if (type == MPI_DOUBLE) return format::DType::kFp64;
+  if (type == MPIZip_bf16) return format::DType::kBf16;
+  if (type == MPIZip_fp16) return format::DType::kFp16;
+  if (type == MPIZip_fp8_e4m3) return format::DType::kE4m3;
+  if (type == MPIZip_fp8_e5m2) return format::DType::kE5m2;
+  if (type == MPI_UINT16_T) return declared(comm, MPIZip_uint16_element_keyval, true);
+  if (type == MPI_UINT8_T) return declared(comm, MPIZip_uint8_element_keyval, false);
+  return std::nullopt;
+}
+
+p2p::Channel channel_of(CommState* s, MPI_Comm comm) {
+  const Settings& st = settings();
+  p2p::Channel ch;
+  ch.comm = comm;
+  ch.shadow = s->shadow;
+  ch.bulk_tags = &s->bulk_tags;
+  ch.tag_ub = s->tag_ub;
+  ch.probed = &s->probed;
+  ch.policy.min_bytes = st.min_bytes;
+  ch.policy.eager_bytes = g_eager_bytes;
+  ch.policy.host_compress = st.host_compress;
+  ch.policy.checksum = st.checksum;
+  ch.err_corrupt = g_err_corrupt;
+  return ch;
+}
+
+int corrupt_payload_error() { return g_err_corrupt; }
+
+}  // namespace mpizip::core

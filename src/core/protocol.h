@@ -1,0 +1,48 @@
+// When the MPIZip point-to-point protocol is on, and the communicator plumbing it needs.
+//
+// The job decides once, at MPI_Init, from facts every rank contributes (a GPU, host compression,
+// MPIZIP_PROTOCOL), so every rank agrees; each communicator created afterwards through an
+// intercepted call gets a private shadow duplicate for bulk payloads, created collectively right
+// after the communicator itself. Whether a message uses the protocol then depends only on its
+// datatype and its communicator, which sender and receiver share (docs/PROTOCOL.md).
+#pragma once
+
+#include <mpi.h>
+
+#include <optional>
+
+#include "kernels/format.h"
+#include "p2p/channel.h"
+#include "src/core/comm_state.h"
+
+namespace mpizip::core {
+
+// Creates MPIZip's datatypes, attribute keys and error class (include/mpizip.h), which exist
+// whether MPIZip is enabled or not. At MPI_Init.
+int protocol_create_handles();
+
+// Collective over MPI_COMM_WORLD, at MPI_Init: decides the job's protocol switch and the eager
+// size, and sets up MPI_COMM_WORLD and MPI_COMM_SELF.
+int protocol_setup_job();
+// Frees what protocol_setup_job and protocol_attach created on live communicators.
+void protocol_teardown_job();
+bool protocol_job_on();
+
+// Collective over `comm` (just created by the application): attaches the protocol when the job has
+// it on. A no-op for MPI_COMM_NULL and inter-communicators.
+int protocol_attach(MPI_Comm comm);
+// Frees the shadow communicator of `comm`, before the application's MPI_Comm_free.
+void protocol_detach(MPI_Comm comm);
+
+// The protocol element type of `type` on `comm`: the float types, MPIZip's datatypes, and
+// MPI_UINT16_T / MPI_UINT8_T where the communicator's attribute declares them. Empty for every
+// other datatype and when the communicator does not use the protocol.
+std::optional<format::DType> protocol_dtype(CommState* s, MPI_Comm comm, MPI_Datatype type);
+
+// What the p2p layer needs to run the protocol on `s`.
+p2p::Channel channel_of(CommState* s, MPI_Comm comm);
+
+// The error code MPIZip reports for a corrupt compressed payload (its own error class).
+int corrupt_payload_error();
+
+}  // namespace mpizip::core

@@ -1,0 +1,347 @@
+#include "src/core/requests.h"
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "src/platform/log.h"
+
+namespace mpizip::core {
+namespace {
+
+struct Entry {
+  MPI_Request handle = MPI_REQUEST_NULL;  // what the application holds
+  std::unique_ptr<platform::Operation> op;
+  platform::OpStatus final;   // the operation's status once done
+  bool done = false;          // the operation finished (final is valid)
+  bool detached = false;      // the application freed the request before completion
+  bool persistent = false;
+  bool active = false;        // persistent: started and not yet completed by a wait or test
+  OpFactory factory;          // persistent: builds the operation of each start
+};
+
+std::recursive_mutex g_mutex;
+std::unordered_map<MPI_Request, Entry*> g_entries;
+std::atomic<size_t> g_count{0};
+
+Entry* find(MPI_Request r) {
+  if (r == MPI_REQUEST_NULL || g_count.load(std::memory_order_acquire) == 0) return nullptr;
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  auto it = g_entries.find(r);
+  return it == g_entries.end() ? nullptr : it->second;
+}
+
+void add(Entry* e) {
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  g_entries[e->handle] = e;
+  g_count.store(g_entries.size(), std::memory_order_release);
+}
+
+void remove(Entry* e) {
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  g_entries.erase(e->handle);
+  g_count.store(g_entries.size(), std::memory_order_release);
+  delete e;
+}
+
+int query_cb(void* extra_state, MPI_Status* status) {
+  return fill_status(static_cast<Entry*>(extra_state)->final, status);
+}
+
+int free_cb(void* extra_state) {
+  remove(static_cast<Entry*>(extra_state));
+  return MPI_SUCCESS;
+}
+
+int cancel_cb(void*, int) { return MPI_SUCCESS; }  // MPIZip's cancel() handles its requests
+
+// Called with g_mutex held once e's operation is done.
+void on_done(Entry* e) {
+  e->done = true;
+  e->final = e->op->status();
+  e->op.reset();
+  if (e->persistent) {
+    if (e->detached) {
+      MPI_Request h = e->handle;
+      PMPI_Request_free(&h);
+      remove(e);
+    }
+    return;
+  }
+  MPI_Request h = e->handle;
+  PMPI_Grequest_complete(h);
+  if (e->detached) PMPI_Request_free(&h);  // calls free_cb
+}
+
+bool pending(const Entry* e) { return e->op != nullptr && !e->done; }
+
+// A started persistent request whose operation is still running.
+bool pending_carrier(MPI_Request r) {
+  Entry* e = find(r);
+  return e != nullptr && e->persistent && e->active && !e->done;
+}
+
+// Completes a done persistent operation as seen by a wait or test: deactivates the carrier and
+// reports the operation's status.
+int consume_carrier(Entry* e, MPI_Status* status) {
+  PMPI_Wait(&e->handle, MPI_STATUS_IGNORE);
+  e->active = false;
+  e->done = false;
+  return fill_status(e->final, status);
+}
+
+MPI_Status* at(MPI_Status statuses[], int i) {
+  return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+}  // namespace
+
+int fill_status(const platform::OpStatus& s, MPI_Status* status) {
+  if (status != MPI_STATUS_IGNORE) {
+    status->MPI_SOURCE = s.source;
+    status->MPI_TAG = s.tag;
+    status->MPI_ERROR = s.error;
+    PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(s.bytes));
+    PMPI_Status_set_cancelled(status, s.cancelled ? 1 : 0);
+  }
+  return s.error;
+}
+
+int request_start(std::unique_ptr<platform::Operation> op, MPI_Request* request) {
+  auto* e = new Entry;
+  e->op = std::move(op);
+  int rc = PMPI_Grequest_start(query_cb, free_cb, cancel_cb, e, &e->handle);
+  if (rc != MPI_SUCCESS) {
+    delete e;
+    return rc;
+  }
+  add(e);
+  *request = e->handle;
+  progress();
+  return MPI_SUCCESS;
+}
+
+int request_persistent(OpFactory make, MPI_Request* request) {
+  auto* e = new Entry;
+  e->persistent = true;
+  e->factory = std::move(make);
+  int rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &e->handle);
+  if (rc != MPI_SUCCESS) {
+    delete e;
+    return rc;
+  }
+  add(e);
+  *request = e->handle;
+  return MPI_SUCCESS;
+}
+
+void progress() {
+  if (g_count.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  std::vector<Entry*> finished;
+  for (auto& [handle, e] : g_entries) {
+    if (pending(e) && e->op->progress()) finished.push_back(e);
+  }
+  for (Entry* e : finished) on_done(e);
+}
+
+size_t request_count() { return g_count.load(std::memory_order_acquire); }
+
+int start(MPI_Request* request) {
+  Entry* e = find(*request);
+  if (e == nullptr || !e->persistent) return PMPI_Start(request);
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  if (e->active) return MPI_ERR_REQUEST;
+  std::unique_ptr<platform::Operation> op;
+  int rc = e->factory(&op);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = PMPI_Start(&e->handle);
+  if (rc != MPI_SUCCESS) return rc;
+  e->op = std::move(op);
+  e->done = false;
+  e->active = true;
+  progress();
+  return MPI_SUCCESS;
+}
+
+int startall(int count, MPI_Request requests[]) {
+  for (int i = 0; i < count; ++i) {
+    int rc = start(&requests[i]);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+int test(MPI_Request* request, int* flag, MPI_Status* status) {
+  progress();
+  Entry* e = find(*request);
+  if (e == nullptr || !e->persistent || !e->active) return PMPI_Test(request, flag, status);
+  *flag = e->done ? 1 : 0;
+  return e->done ? consume_carrier(e, status) : MPI_SUCCESS;
+}
+
+int wait(MPI_Request* request, MPI_Status* status) {
+  if (g_count.load(std::memory_order_acquire) == 0) return PMPI_Wait(request, status);
+  int flag = 0;
+  int rc = MPI_SUCCESS;
+  while (!flag) rc = test(request, &flag, status);
+  return rc;
+}
+
+int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  progress();
+  std::vector<Entry*> carriers(count, nullptr);
+  for (int i = 0; i < count; ++i) {
+    Entry* e = find(requests[i]);
+    if (e != nullptr && e->persistent && e->active) {
+      if (!e->done) {
+        *flag = 0;
+        return MPI_SUCCESS;
+      }
+      carriers[i] = e;
+    }
+  }
+  int rc = PMPI_Testall(count, requests, flag, statuses);
+  if (!*flag) return rc;
+  bool error = rc == MPI_ERR_IN_STATUS;
+  for (int i = 0; i < count; ++i) {
+    if (carriers[i] == nullptr) continue;
+    carriers[i]->active = false;
+    carriers[i]->done = false;
+    if (fill_status(carriers[i]->final, at(statuses, i)) != MPI_SUCCESS) error = true;
+  }
+  return error ? MPI_ERR_IN_STATUS : rc;
+}
+
+int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (g_count.load(std::memory_order_acquire) == 0) return PMPI_Waitall(count, requests, statuses);
+  int flag = 0;
+  int rc = MPI_SUCCESS;
+  while (!flag) rc = testall(count, requests, &flag, statuses);
+  return rc;
+}
+
+int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  progress();
+  bool carriers_pending = false;
+  std::vector<MPI_Request> copy(requests, requests + count);
+  for (int i = 0; i < count; ++i) {
+    Entry* e = find(requests[i]);
+    if (e == nullptr || !e->persistent || !e->active) continue;
+    if (e->done) {
+      *index = i;
+      *flag = 1;
+      return consume_carrier(e, status);
+    }
+    carriers_pending = true;
+    copy[i] = MPI_REQUEST_NULL;  // MPI must not complete it: its operation is still running
+  }
+  int rc = PMPI_Testany(count, copy.data(), index, flag, status);
+  if (*flag && *index != MPI_UNDEFINED) {
+    requests[*index] = copy[*index];
+  } else if (*flag && carriers_pending) {
+    *flag = 0;
+  }
+  return rc;
+}
+
+int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  if (g_count.load(std::memory_order_acquire) == 0) {
+    return PMPI_Waitany(count, requests, index, status);
+  }
+  int flag = 0;
+  int rc = MPI_SUCCESS;
+  while (!flag) rc = testany(count, requests, index, &flag, status);
+  return rc;
+}
+
+int testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+             MPI_Status statuses[]) {
+  progress();
+  bool carriers_pending = false, error = false;
+  int n = 0;
+  std::vector<MPI_Request> copy(requests, requests + incount);
+  for (int i = 0; i < incount; ++i) {
+    Entry* e = find(requests[i]);
+    if (e == nullptr || !e->persistent || !e->active) continue;
+    copy[i] = MPI_REQUEST_NULL;
+    if (!e->done) {
+      carriers_pending = true;
+      continue;
+    }
+    if (consume_carrier(e, at(statuses, n)) != MPI_SUCCESS) error = true;
+    indices[n++] = i;
+  }
+  int more = 0;
+  std::vector<int> more_indices(incount);
+  std::vector<MPI_Status> more_statuses(statuses == MPI_STATUSES_IGNORE ? 0 : incount);
+  int rc = PMPI_Testsome(incount, copy.data(), &more, more_indices.data(),
+                         statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE
+                                                         : more_statuses.data());
+  if (rc == MPI_ERR_IN_STATUS) error = true;
+  if (more != MPI_UNDEFINED) {
+    for (int k = 0; k < more; ++k) {
+      int i = more_indices[k];
+      requests[i] = copy[i];
+      if (statuses != MPI_STATUSES_IGNORE) statuses[n] = more_statuses[k];
+      indices[n++] = i;
+    }
+  }
+  *outcount = (n == 0 && more == MPI_UNDEFINED && !carriers_pending) ? MPI_UNDEFINED : n;
+  if (error) return MPI_ERR_IN_STATUS;
+  return rc == MPI_ERR_IN_STATUS ? MPI_SUCCESS : rc;
+}
+
+int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+             MPI_Status statuses[]) {
+  if (g_count.load(std::memory_order_acquire) == 0) {
+    return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  }
+  int rc = MPI_SUCCESS;
+  *outcount = 0;
+  while (*outcount == 0) rc = testsome(incount, requests, outcount, indices, statuses);
+  return rc;
+}
+
+int request_free(MPI_Request* request) {
+  Entry* e = find(*request);
+  if (e == nullptr) return PMPI_Request_free(request);
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  if (e->persistent) {
+    if (e->active && !e->done) {
+      e->detached = true;  // progress() frees it once its operation is done
+    } else {
+      MPI_Request h = e->handle;
+      PMPI_Request_free(&h);
+      remove(e);
+    }
+  } else if (e->done) {
+    MPI_Request h = e->handle;
+    PMPI_Request_free(&h);  // calls free_cb
+  } else {
+    e->detached = true;  // on_done() completes and frees it
+  }
+  *request = MPI_REQUEST_NULL;
+  return MPI_SUCCESS;
+}
+
+int cancel(MPI_Request* request) {
+  Entry* e = find(*request);
+  if (e == nullptr) return PMPI_Cancel(request);
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  if (pending(e) && e->op->cancel()) on_done(e);
+  return MPI_SUCCESS;
+}
+
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  progress();
+  Entry* e = find(request);
+  if (e == nullptr || !e->persistent || !e->active) {
+    return PMPI_Request_get_status(request, flag, status);
+  }
+  *flag = e->done ? 1 : 0;
+  return e->done ? fill_status(e->final, status) : MPI_SUCCESS;
+}
+
+}  // namespace mpizip::core

@@ -1,0 +1,55 @@
+// The request engine: MPIZip operations behind application MPI_Requests, mixed freely with the MPI
+// library's own requests in every wait and test call.
+//
+// A non-persistent operation sits behind a generalized request (MPI_Grequest_start): MPI itself
+// knows the handle, and completes it when MPIZip calls MPI_Grequest_complete once the operation is
+// done. A persistent operation (MPI_Send_init / MPI_Recv_init of a protocol datatype) sits behind a
+// persistent request to MPI_PROC_NULL, whose completion MPIZip holds back until its operation is
+// done. Operations advance inside MPIZip's wait and test calls (and every other call that asks for
+// progress), so a posted operation completes whichever wait or test the application uses.
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+
+#include "src/platform/operation.h"
+
+namespace mpizip::core {
+
+// Registers `op` and returns the application's request for it.
+int request_start(std::unique_ptr<platform::Operation> op, MPI_Request* request);
+
+// A persistent request whose every MPI_Start runs a fresh operation from `make` (which returns an
+// MPI error code and the posted operation).
+using OpFactory = std::function<int(std::unique_ptr<platform::Operation>*)>;
+int request_persistent(OpFactory make, MPI_Request* request);
+
+// Advances every registered operation once, without blocking.
+void progress();
+
+// Fills an MPI_Status from an operation's status. Returns the operation's error code.
+int fill_status(const platform::OpStatus& s, MPI_Status* status);
+
+// Handlers of the interposed completion calls; same contracts as the MPI functions.
+int wait(MPI_Request* request, MPI_Status* status);
+int waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status);
+int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+             MPI_Status statuses[]);
+int test(MPI_Request* request, int* flag, MPI_Status* status);
+int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]);
+int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status);
+int testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+             MPI_Status statuses[]);
+int request_free(MPI_Request* request);
+int cancel(MPI_Request* request);
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+int start(MPI_Request* request);
+int startall(int count, MPI_Request requests[]);
+
+// Number of registered requests (for tests and statistics).
+size_t request_count();
+
+}  // namespace mpizip::core

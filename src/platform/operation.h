@@ -1,0 +1,34 @@
+// An asynchronous operation that MPIZip runs behind an application's MPI_Request: a compressed send
+// or receive, later a collective. The request engine (src/core/requests.h) owns operations and
+// advances them from the application's wait and test calls. No MPI types here: the engine turns an
+// OpStatus into an MPI_Status.
+#pragma once
+
+#include <cstdint>
+
+namespace mpizip::platform {
+
+struct OpStatus {
+  int source = -1;         // rank in the operation's communicator (receives)
+  int tag = -1;            // the application's tag (receives)
+  int error = 0;           // MPI error code, MPI_SUCCESS (0) when fine
+  uint64_t bytes = 0;      // bytes delivered to (receive) or taken from (send) the application
+  bool cancelled = false;
+};
+
+class Operation {
+ public:
+  virtual ~Operation() = default;
+  // Advances as far as possible without blocking. Returns true once the operation is complete;
+  // status() is final from then on.
+  virtual bool progress() = 0;
+  // Tries to cancel. True when the operation is now cancelled (and complete); false when it has
+  // progressed too far to be cancelled, and it then completes normally.
+  virtual bool cancel() { return false; }
+  const OpStatus& status() const { return status_; }
+
+ protected:
+  OpStatus status_;
+};
+
+}  // namespace mpizip::platform
