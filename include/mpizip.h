@@ -27,6 +27,10 @@ const char* MPIZip_Version(void);
  * MPI_Finalize, with MPIZIP_ENABLE not set to 0. */
 int MPIZip_Active(void);
 
+/* Non-zero when messages of float datatypes on `comm` use the MPIZip protocol (and so may be
+ * compressed, and a receive of another datatype than the sender's is reported as MPI_ERR_TYPE). */
+int MPIZip_Comm_protocol(MPI_Comm comm);
+
 /* Element types, as values of the attributes below. */
 enum {
   MPIZIP_ELEM_NONE = 0,

@@ -43,15 +43,13 @@ RecvOp::~RecvOp() {
   // An operation is destroyed only once complete; nothing of ours is left posted in MPI.
 }
 
-bool RecvOp::progress() { return advance(false); }
+bool RecvOp::progress() { return advance(); }
 
-void RecvOp::wait() { advance(true); }
-
-bool RecvOp::advance(bool blocking) {
+bool RecvOp::advance() {
   if (phase_ == Phase::kMatch) {
     MPI_Status st;
     int flag = 1;
-    int rc = blocking ? PMPI_Wait(&match_req_, &st) : PMPI_Test(&match_req_, &flag, &st);
+    int rc = PMPI_Test(&match_req_, &flag, &st);
     if (rc != MPI_SUCCESS) {
       finish(rc);
       return true;
@@ -64,8 +62,7 @@ bool RecvOp::advance(bool blocking) {
   if (phase_ == Phase::kBulk) {
     int flag = 1;
     int n = static_cast<int>(bulk_reqs_.size());
-    int rc = blocking ? PMPI_Waitall(n, bulk_reqs_.data(), MPI_STATUSES_IGNORE)
-                      : PMPI_Testall(n, bulk_reqs_.data(), &flag, MPI_STATUSES_IGNORE);
+    int rc = PMPI_Testall(n, bulk_reqs_.data(), &flag, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) {
       finish(rc);
       return true;

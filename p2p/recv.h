@@ -23,14 +23,12 @@ class RecvOp : public platform::Operation {
 
   bool progress() override;
   bool cancel() override;
-  // Blocks until complete (MPI_Recv): waits in MPI instead of polling.
-  void wait();
   int post_error() const { return post_error_; }
   const Traffic& traffic() const { return traffic_; }
 
  private:
   enum class Phase { kMatch, kBulk, kDone };
-  bool advance(bool blocking);
+  bool advance();
   void on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, bool protocol);
   void deliver(const uint8_t* payload);
   void finish(int error);

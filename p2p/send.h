@@ -27,11 +27,7 @@ struct Outgoing {
 // of the codec or the staging copy are reported as a status; the caller decides.
 Status prepare_send(const Channel& ch, const UserBuffer& b, Outgoing* out);
 
-// MPI_Send / MPI_Ssend of a protocol datatype. Returns an MPI error code.
-int send(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
-         Traffic* traffic);
-
-// MPI_Isend / MPI_Issend: the payload is prepared and every message posted before this returns; the
+// MPI_Send, MPI_Ssend, MPI_Isend, MPI_Issend: the payload is prepared and every message posted before this returns; the
 // operation completes when MPI has completed them.
 int start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
                std::unique_ptr<platform::Operation>* op, Traffic* traffic);

@@ -98,8 +98,12 @@ int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
                        : PMPI_Send(buf, count, type, dest, tag, comm);
   }
   p2p::Traffic tr;
-  int rc = p2p::send(r->channel, r->buffer, dest, tag, synchronous, &tr);
-  count_traffic(r->state->sent, r->state, r->buffer.dtype, tr);
+  std::unique_ptr<platform::Operation> op;
+  int rc = p2p::start_send(r->channel, r->buffer, dest, tag, synchronous, &op, &tr);
+  if (rc == MPI_SUCCESS) {
+    count_traffic(r->state->sent, r->state, r->buffer.dtype, tr);
+    rc = drive(*op);
+  }
   return raise(comm, rc);
 }
 
@@ -115,7 +119,7 @@ int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag,
   int rc = p2p::start_send(r->channel, r->buffer, dest, tag, synchronous, &op, &tr);
   if (rc == MPI_SUCCESS) {
     count_traffic(r->state->sent, r->state, r->buffer.dtype, tr);
-    rc = request_start(std::move(op), request);
+    rc = request_start(std::move(op), comm, request);
   }
   return raise(comm, rc);
 }
@@ -214,9 +218,8 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
     }
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
   }
-  progress();  // earlier non-blocking operations may be what the sender waits for
   p2p::RecvOp op(r->channel, r->buffer, source, tag);
-  op.wait();
+  drive(op);
   count_traffic(r->state->received, r->state, r->buffer.dtype, op.traffic());
   return raise(comm, fill_status(op.status(), status));
 }
@@ -227,13 +230,13 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
   if (!r) {
     platform::OpStatus st;
     if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm, &st)) {
-      return request_start(std::make_unique<DoneOp>(st), request);
+      return request_start(std::make_unique<DoneOp>(st), comm, request);
     }
     return PMPI_Irecv(buf, count, type, source, tag, comm, request);
   }
   auto op = std::make_unique<p2p::RecvOp>(r->channel, r->buffer, source, tag);
   if (op->post_error() != MPI_SUCCESS) return raise(comm, op->post_error());
-  return request_start(std::move(op), request);
+  return request_start(std::move(op), comm, request);
 }
 
 int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
@@ -280,7 +283,7 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
     p2p::Traffic tr;
     std::unique_ptr<platform::Operation> op;
     rc = p2p::start_send(r->channel, r->buffer, dest, sendtag, false, &op, &tr);
-    if (rc == MPI_SUCCESS) rc = request_start(std::move(op), &sreq);
+    if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, &sreq);
   } else {
     int position = 0;
     rc = PMPI_Pack(buf, count, type, copy.data(), packed_size, &position, comm);
@@ -306,7 +309,7 @@ int send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
         }
         return rc;
       },
-      request));
+      comm, request));
 }
 
 int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -321,7 +324,7 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
         if (rc == MPI_SUCCESS) *op = std::move(recv_op);
         return rc;
       },
-      request));
+      comm, request));
 }
 
 int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -385,7 +388,7 @@ int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Sta
   *message = MPI_MESSAGE_NULL;
   MPI_Comm comm = held->comm;
   auto op = receive_held(*held, buf, count, type);
-  if (auto* recv_op = dynamic_cast<p2p::RecvOp*>(op.get())) recv_op->wait();
+  drive(*op);
   return raise(comm, fill_status(op->status(), status));
 }
 
@@ -393,7 +396,7 @@ int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Re
   auto held = release_message(*message);
   if (!held) return PMPI_Imrecv(buf, count, type, message, request);
   *message = MPI_MESSAGE_NULL;
-  return request_start(receive_held(*held, buf, count, type), request);
+  return request_start(receive_held(*held, buf, count, type), held->comm, request);
 }
 
 int comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {

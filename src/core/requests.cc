@@ -19,6 +19,17 @@ struct Entry {
   bool persistent = false;
   bool active = false;        // persistent: started and not yet completed by a wait or test
   OpFactory factory;          // persistent: builds the operation of each start
+  MPI_Comm comm = MPI_COMM_NULL;  // whose error handler reports the operation's errors
+};
+
+// What a wait or test must report for one of MPIZip's generalized requests that MPI completes
+// in the call: MPI asks query_cb, which reports success (so that MPI raises nothing on the wrong
+// communicator), and the handler puts the operation's error into the status and raises it on the
+// operation's communicator.
+struct Snapshot {
+  bool ours = false;
+  platform::OpStatus final;
+  MPI_Comm comm = MPI_COMM_NULL;
 };
 
 std::recursive_mutex g_mutex;
@@ -46,7 +57,10 @@ void remove(Entry* e) {
 }
 
 int query_cb(void* extra_state, MPI_Status* status) {
-  return fill_status(static_cast<Entry*>(extra_state)->final, status);
+  platform::OpStatus s = static_cast<Entry*>(extra_state)->final;
+  s.error = MPI_SUCCESS;  // reported by the wait or test handler: see Snapshot
+  fill_status(s, status);
+  return MPI_SUCCESS;
 }
 
 int free_cb(void* extra_state) {
@@ -91,8 +105,45 @@ int consume_carrier(Entry* e, MPI_Status* status) {
   return fill_status(e->final, status);
 }
 
+MPI_Comm carrier_comm(MPI_Request r) {
+  Entry* e = find(r);
+  return e != nullptr ? e->comm : MPI_COMM_NULL;
+}
+
 MPI_Status* at(MPI_Status statuses[], int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+// Records, before MPI is asked to complete `r`, what to report if MPI completes it.
+Snapshot snapshot(MPI_Request r) {
+  Snapshot snap;
+  Entry* e = find(r);
+  if (e != nullptr && !e->persistent && e->done) {
+    snap.ours = true;
+    snap.final = e->final;
+    snap.comm = e->comm;
+  }
+  return snap;
+}
+
+std::vector<Snapshot> snapshot_all(int count, const MPI_Request requests[]) {
+  std::vector<Snapshot> snaps(static_cast<size_t>(count));
+  if (g_count.load(std::memory_order_acquire) == 0) return snaps;
+  for (int i = 0; i < count; ++i) snaps[static_cast<size_t>(i)] = snapshot(requests[i]);
+  return snaps;
+}
+
+// Puts a completed operation's error into its status; returns the error (MPI_SUCCESS if none).
+int report(const Snapshot& snap, MPI_Status* status) {
+  if (!snap.ours) return status == MPI_STATUS_IGNORE ? MPI_SUCCESS : status->MPI_ERROR;
+  if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = snap.final.error;
+  return snap.final.error;
+}
+
+// Raises `rc` on the communicator of the operation that caused it (single-request calls).
+int raise_on(MPI_Comm comm, int rc) {
+  if (rc != MPI_SUCCESS && comm != MPI_COMM_NULL) PMPI_Comm_call_errhandler(comm, rc);
+  return rc;
 }
 
 }  // namespace
@@ -108,9 +159,10 @@ int fill_status(const platform::OpStatus& s, MPI_Status* status) {
   return s.error;
 }
 
-int request_start(std::unique_ptr<platform::Operation> op, MPI_Request* request) {
+int request_start(std::unique_ptr<platform::Operation> op, MPI_Comm comm, MPI_Request* request) {
   auto* e = new Entry;
   e->op = std::move(op);
+  e->comm = comm;
   int rc = PMPI_Grequest_start(query_cb, free_cb, cancel_cb, e, &e->handle);
   if (rc != MPI_SUCCESS) {
     delete e;
@@ -122,9 +174,10 @@ int request_start(std::unique_ptr<platform::Operation> op, MPI_Request* request)
   return MPI_SUCCESS;
 }
 
-int request_persistent(OpFactory make, MPI_Request* request) {
+int request_persistent(OpFactory make, MPI_Comm comm, MPI_Request* request) {
   auto* e = new Entry;
   e->persistent = true;
+  e->comm = comm;
   e->factory = std::move(make);
   int rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &e->handle);
   if (rc != MPI_SUCCESS) {
@@ -144,6 +197,11 @@ void progress() {
     if (pending(e) && e->op->progress()) finished.push_back(e);
   }
   for (Entry* e : finished) on_done(e);
+}
+
+int drive(platform::Operation& op) {
+  while (!op.progress()) progress();
+  return op.status().error;
 }
 
 size_t request_count() { return g_count.load(std::memory_order_acquire); }
@@ -176,9 +234,14 @@ int startall(int count, MPI_Request requests[]) {
 int test(MPI_Request* request, int* flag, MPI_Status* status) {
   progress();
   Entry* e = find(*request);
-  if (e == nullptr || !e->persistent || !e->active) return PMPI_Test(request, flag, status);
+  if (e == nullptr || !e->persistent || !e->active) {
+    Snapshot snap = snapshot(*request);
+    int rc = PMPI_Test(request, flag, status);
+    if (rc != MPI_SUCCESS || !*flag || !snap.ours) return rc;
+    return raise_on(snap.comm, report(snap, status));
+  }
   *flag = e->done ? 1 : 0;
-  return e->done ? consume_carrier(e, status) : MPI_SUCCESS;
+  return e->done ? raise_on(e->comm, consume_carrier(e, status)) : MPI_SUCCESS;
 }
 
 int wait(MPI_Request* request, MPI_Status* status) {
@@ -202,15 +265,25 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
       carriers[i] = e;
     }
   }
+  std::vector<Snapshot> snaps = snapshot_all(count, requests);
   int rc = PMPI_Testall(count, requests, flag, statuses);
   if (!*flag) return rc;
   bool error = rc == MPI_ERR_IN_STATUS;
+  MPI_Comm error_comm = MPI_COMM_NULL;
   for (int i = 0; i < count; ++i) {
-    if (carriers[i] == nullptr) continue;
-    carriers[i]->active = false;
-    carriers[i]->done = false;
-    if (fill_status(carriers[i]->final, at(statuses, i)) != MPI_SUCCESS) error = true;
+    int err = MPI_SUCCESS;
+    if (carriers[i] != nullptr) {
+      carriers[i]->active = false;
+      carriers[i]->done = false;
+      err = fill_status(carriers[i]->final, at(statuses, i));
+      if (err != MPI_SUCCESS && error_comm == MPI_COMM_NULL) error_comm = carriers[i]->comm;
+    } else if (snaps[i].ours) {
+      err = report(snaps[i], at(statuses, i));
+      if (err != MPI_SUCCESS && error_comm == MPI_COMM_NULL) error_comm = snaps[i].comm;
+    }
+    if (err != MPI_SUCCESS) error = true;
   }
+  if (error && error_comm != MPI_COMM_NULL) return raise_on(error_comm, MPI_ERR_IN_STATUS);
   return error ? MPI_ERR_IN_STATUS : rc;
 }
 
@@ -232,14 +305,17 @@ int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status
     if (e->done) {
       *index = i;
       *flag = 1;
-      return consume_carrier(e, status);
+      return raise_on(e->comm, consume_carrier(e, status));
     }
     carriers_pending = true;
     copy[i] = MPI_REQUEST_NULL;  // MPI must not complete it: its operation is still running
   }
+  std::vector<Snapshot> snaps = snapshot_all(count, copy.data());
   int rc = PMPI_Testany(count, copy.data(), index, flag, status);
   if (*flag && *index != MPI_UNDEFINED) {
     requests[*index] = copy[*index];
+    const Snapshot& snap = snaps[static_cast<size_t>(*index)];
+    if (rc == MPI_SUCCESS && snap.ours) return raise_on(snap.comm, report(snap, status));
   } else if (*flag && carriers_pending) {
     *flag = 0;
   }
@@ -273,6 +349,11 @@ int testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
     if (consume_carrier(e, at(statuses, n)) != MPI_SUCCESS) error = true;
     indices[n++] = i;
   }
+  MPI_Comm error_comm = MPI_COMM_NULL;
+  if (error) {
+    for (int k = 0; k < n && error_comm == MPI_COMM_NULL; ++k) error_comm = carrier_comm(requests[indices[k]]);
+  }
+  std::vector<Snapshot> snaps = snapshot_all(incount, copy.data());
   int more = 0;
   std::vector<int> more_indices(incount);
   std::vector<MPI_Status> more_statuses(statuses == MPI_STATUSES_IGNORE ? 0 : incount);
@@ -285,12 +366,17 @@ int testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
       int i = more_indices[k];
       requests[i] = copy[i];
       if (statuses != MPI_STATUSES_IGNORE) statuses[n] = more_statuses[k];
+      if (snaps[static_cast<size_t>(i)].ours &&
+          report(snaps[static_cast<size_t>(i)], at(statuses, n)) != MPI_SUCCESS) {
+        error = true;
+        if (error_comm == MPI_COMM_NULL) error_comm = snaps[static_cast<size_t>(i)].comm;
+      }
       indices[n++] = i;
     }
   }
   *outcount = (n == 0 && more == MPI_UNDEFINED && !carriers_pending) ? MPI_UNDEFINED : n;
-  if (error) return MPI_ERR_IN_STATUS;
-  return rc == MPI_ERR_IN_STATUS ? MPI_SUCCESS : rc;
+  if (error) return raise_on(error_comm, MPI_ERR_IN_STATUS);
+  return rc;
 }
 
 int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
@@ -338,10 +424,14 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   progress();
   Entry* e = find(request);
   if (e == nullptr || !e->persistent || !e->active) {
-    return PMPI_Request_get_status(request, flag, status);
+    Snapshot snap = snapshot(request);
+    int rc = PMPI_Request_get_status(request, flag, status);
+    if (rc == MPI_SUCCESS && *flag && snap.ours) report(snap, status);
+    return rc;
   }
   *flag = e->done ? 1 : 0;
-  return e->done ? fill_status(e->final, status) : MPI_SUCCESS;
+  if (e->done) fill_status(e->final, status);
+  return MPI_SUCCESS;
 }
 
 }  // namespace mpizip::core

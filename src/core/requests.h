@@ -18,16 +18,22 @@
 
 namespace mpizip::core {
 
-// Registers `op` and returns the application's request for it.
-int request_start(std::unique_ptr<platform::Operation> op, MPI_Request* request);
+// Registers `op` and returns the application's request for it. Errors of the operation are raised
+// on `comm`'s error handler by the wait or test that completes it.
+int request_start(std::unique_ptr<platform::Operation> op, MPI_Comm comm, MPI_Request* request);
 
 // A persistent request whose every MPI_Start runs a fresh operation from `make` (which returns an
 // MPI error code and the posted operation).
 using OpFactory = std::function<int(std::unique_ptr<platform::Operation>*)>;
-int request_persistent(OpFactory make, MPI_Request* request);
+int request_persistent(OpFactory make, MPI_Comm comm, MPI_Request* request);
 
 // Advances every registered operation once, without blocking.
 void progress();
+
+// Runs `op` (not registered) to completion, advancing every registered operation meanwhile: a
+// blocking call must not stop the progress of the application's earlier non-blocking ones, whose
+// peers may be waiting for them. Returns the operation's MPI error code.
+int drive(platform::Operation& op);
 
 // Fills an MPI_Status from an operation's status. Returns the operation's error code.
 int fill_status(const platform::OpStatus& s, MPI_Status* status);

@@ -19,17 +19,26 @@ void fail(const char* what, int rank) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+// Integers and floats (the protocol's datatype when MPIZip's protocol is on), small and large.
 void exchange(MPI_Comm comm, int tag, int rank, int size) {
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   std::vector<int> out(kCount), in(kCount);
+  std::vector<float> fout(kCount * 64), fin(kCount * 64);
   for (int it = 0; it < kIters; ++it) {
     for (int i = 0; i < kCount; ++i) out[i] = rank * 1000003 + tag * 1009 + it * 7 + i;
-    MPI_Request reqs[2];
+    int nf = (it % 4 == 0) ? kCount * 64 : kCount;
+    for (int i = 0; i < nf; ++i) fout[i] = static_cast<float>(out[i % kCount]) * 0.25f + i;
+    MPI_Request reqs[4];
     MPI_Irecv(in.data(), kCount, MPI_INT, left, tag, comm, &reqs[0]);
-    MPI_Isend(out.data(), kCount, MPI_INT, right, tag, comm, &reqs[1]);
-    MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+    MPI_Irecv(fin.data(), nf, MPI_FLOAT, left, tag + 1000, comm, &reqs[1]);
+    MPI_Isend(out.data(), kCount, MPI_INT, right, tag, comm, &reqs[2]);
+    MPI_Isend(fout.data(), nf, MPI_FLOAT, right, tag + 1000, comm, &reqs[3]);
+    MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE);
     for (int i = 0; i < kCount; ++i) {
       if (in[i] != left * 1000003 + tag * 1009 + it * 7 + i) fail("wrong value", rank);
+    }
+    for (int i = 0; i < nf; ++i) {
+      if (fin[i] != static_cast<float>(in[i % kCount]) * 0.25f + i) fail("wrong float", rank);
     }
   }
 }

@@ -1,0 +1,524 @@
+/* MPI point-to-point semantics that must not change under MPIZip, whatever path a message takes
+ * (plain, protocol raw inline or bulk, compressed). Run three ways by p2p_semantics.sh: without
+ * MPIZip, with it, and with compression forced on every message. Needs 2..4 ranks. */
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size;
+static int failures;
+
+#define CHECK(cond, ...)                                                          \
+  do {                                                                            \
+    if (!(cond)) {                                                                \
+      fprintf(stderr, "rank %d: %s:%d: check failed: ", rank, __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                                               \
+      fprintf(stderr, "\n");                                                      \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                               \
+    }                                                                             \
+  } while (0)
+
+/* ---- datatypes: MPIZip's own when the library is loaded, the same-signature MPI ones otherwise */
+static MPI_Datatype t_bf16, t_fp16, t_e4m3, t_e5m2;
+static int mpizip_on;
+static int (*comm_protocol)(MPI_Comm);
+
+static MPI_Datatype lookup_type(const char* symbol, MPI_Datatype fallback) {
+  MPI_Datatype* p = (MPI_Datatype*)dlsym(RTLD_DEFAULT, symbol);
+  return p != NULL ? *p : fallback;
+}
+
+static void setup_types(void) {
+  int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "MPIZip_Active");
+  mpizip_on = active != NULL && active();
+  comm_protocol = (int (*)(MPI_Comm))dlsym(RTLD_DEFAULT, "MPIZip_Comm_protocol");
+  t_bf16 = lookup_type("MPIZip_bf16", MPI_UINT16_T);
+  t_fp16 = lookup_type("MPIZip_fp16", MPI_UINT16_T);
+  t_e4m3 = lookup_type("MPIZip_fp8_e4m3", MPI_UINT8_T);
+  t_e5m2 = lookup_type("MPIZip_fp8_e5m2", MPI_UINT8_T);
+}
+
+/* ---- realistic data: U[-1,1] floats, cast per type by truncation of the float bits */
+static uint64_t rng_state;
+static uint32_t next_u32(void) {
+  rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (uint32_t)(rng_state >> 32);
+}
+static float next_uniform(void) { return (float)((next_u32() >> 8) * (2.0 / 16777216.0) - 1.0); }
+
+/* Fills `bytes` bytes of elements of `esize` bytes with float-like values seeded by `seed`. */
+static void fill(void* buf, size_t bytes, int esize, uint64_t seed) {
+  rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
+  unsigned char* p = buf;
+  for (size_t i = 0; i + (size_t)esize <= bytes; i += (size_t)esize) {
+    float f = next_uniform();
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (esize == 4) {
+      memcpy(p + i, &u, 4);
+    } else if (esize == 8) {
+      double d = (double)f * (1.0 + next_uniform() * 1e-9);
+      memcpy(p + i, &d, 8);
+    } else if (esize == 2) {
+      uint16_t h = (uint16_t)(u >> 16);
+      memcpy(p + i, &h, 2);
+    } else {
+      p[i] = (unsigned char)(u >> 24) ^ (unsigned char)(next_u32() & 0x3);
+    }
+  }
+}
+
+static int esize_of(MPI_Datatype t) {
+  int s;
+  MPI_Type_size(t, &s);
+  return s;
+}
+
+/* ---- tests */
+
+/* Every protocol datatype, sizes from 0 to `max_bytes`, blocking and non-blocking, bit-exact. */
+static void exchange_sizes(MPI_Comm comm, size_t max_bytes) {
+  MPI_Datatype types[] = {MPI_FLOAT, MPI_DOUBLE, t_bf16, t_fp16, t_e4m3, t_e5m2, MPI_INT};
+  size_t sizes[] = {0, 1, 7, 1000, 16384 - 1, 16384 + 1, 65536, 1 << 20, 16 << 20, 256 << 20};
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ++ti) {
+    int es = esize_of(types[ti]);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+      size_t bytes = sizes[si] / (size_t)es * (size_t)es;
+      if (bytes > max_bytes) continue;
+      if (bytes > (16 << 20) && ti > 0 && ti < 6 && ti != 2) continue; /* 256 MB: fp32, bf16, int */
+      int count = (int)(bytes / (size_t)es);
+      unsigned char* out = malloc(bytes + 1);
+      unsigned char* in = malloc(bytes + 1);
+      unsigned char* want = malloc(bytes + 1);
+      fill(out, bytes, es, (uint64_t)(rank * 1000 + ti * 31 + si));
+      fill(want, bytes, es, (uint64_t)(left * 1000 + ti * 31 + si));
+      memset(in, 0xA5, bytes + 1);
+      MPI_Request r[2];
+      MPI_Status st;
+      MPI_Irecv(in, count, types[ti], left, (int)si, comm, &r[0]);
+      MPI_Isend(out, count, types[ti], right, (int)si, comm, &r[1]);
+      MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+      CHECK(memcmp(in, want, bytes) == 0 && in[bytes] == 0xA5, "type %zu, %zu bytes: data", ti, bytes);
+      /* blocking, the other direction */
+      memset(in, 0xA5, bytes + 1);
+      if (rank % 2 == 0) {
+        MPI_Send(out, count, types[ti], right, 77, comm);
+        MPI_Recv(in, count, types[ti], left, 77, comm, &st);
+      } else {
+        MPI_Recv(in, count, types[ti], left, 77, comm, &st);
+        MPI_Send(out, count, types[ti], right, 77, comm);
+      }
+      int got = -1;
+      MPI_Get_count(&st, types[ti], &got);
+      CHECK(got == count && st.MPI_SOURCE == left && st.MPI_TAG == 77, "status %d/%d %d %d", got,
+            count, st.MPI_SOURCE, st.MPI_TAG);
+      CHECK(memcmp(in, want, bytes) == 0 && in[bytes] == 0xA5, "blocking type %zu, %zu bytes", ti, bytes);
+      free(out);
+      free(in);
+      free(want);
+    }
+  }
+}
+
+/* Wildcards: every rank sends to rank 0 with a tag naming it; rank 0 receives with
+ * MPI_ANY_SOURCE / MPI_ANY_TAG and checks each message against its status. */
+static void wildcards(MPI_Comm comm) {
+  const int n = 4096;
+  float* buf = malloc(sizeof(float) * n);
+  if (rank != 0) {
+    fill(buf, sizeof(float) * n, 4, (uint64_t)rank);
+    MPI_Send(buf, n, MPI_FLOAT, 0, 100 + rank, comm);
+    MPI_Send(buf, n / 2, MPI_FLOAT, 0, 200 + rank, comm);
+  } else {
+    float* want = malloc(sizeof(float) * n);
+    for (int k = 0; k < 2 * (size - 1); ++k) {
+      MPI_Status st;
+      MPI_Recv(buf, n, MPI_FLOAT, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &st);
+      int count;
+      MPI_Get_count(&st, MPI_FLOAT, &count);
+      CHECK(st.MPI_TAG == 100 + st.MPI_SOURCE || st.MPI_TAG == 200 + st.MPI_SOURCE, "tag %d", st.MPI_TAG);
+      CHECK(count == (st.MPI_TAG < 200 ? n : n / 2), "count %d", count);
+      fill(want, sizeof(float) * n, 4, (uint64_t)st.MPI_SOURCE);
+      CHECK(memcmp(buf, want, sizeof(float) * (size_t)count) == 0, "wildcard data");
+    }
+    free(want);
+  }
+  free(buf);
+  MPI_Barrier(comm);
+}
+
+/* Non-overtaking: many messages of mixed sizes (inline, bulk, compressed) on one (source, tag). */
+static void ordering(MPI_Comm comm) {
+  const int msgs = 200;
+  int sizes[] = {1, 3000, 5000, 300000, 0, 70000};
+  if (rank == 1) {
+    MPI_Request* r = malloc(sizeof(MPI_Request) * msgs);
+    float** bufs = malloc(sizeof(float*) * msgs);
+    for (int i = 0; i < msgs; ++i) {
+      int n = sizes[i % 6];
+      bufs[i] = malloc(sizeof(float) * (size_t)(n + 1));
+      fill(bufs[i], sizeof(float) * (size_t)n, 4, (uint64_t)(i + 7));
+      if (n > 0) bufs[i][0] = (float)i;
+      MPI_Isend(bufs[i], n, MPI_FLOAT, 0, 5, comm, &r[i]);
+    }
+    MPI_Waitall(msgs, r, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < msgs; ++i) free(bufs[i]);
+    free(bufs);
+    free(r);
+  } else if (rank == 0) {
+    float* buf = malloc(sizeof(float) * 300000);
+    for (int i = 0; i < msgs; ++i) {
+      MPI_Status st;
+      MPI_Recv(buf, 300000, MPI_FLOAT, 1, 5, comm, &st);
+      int count;
+      MPI_Get_count(&st, MPI_FLOAT, &count);
+      CHECK(count == sizes[i % 6], "message %d: count %d", i, count);
+      if (count > 0) CHECK(buf[0] == (float)i, "message %d arrived out of order (%g)", i, buf[0]);
+    }
+    free(buf);
+  }
+  MPI_Barrier(comm);
+}
+
+/* Probe, get count, receive; matched probes; statuses; MPI_STATUS_IGNORE; zero counts;
+ * MPI_PROC_NULL. */
+static void probes(MPI_Comm comm) {
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  double out[3000], in[3000];
+  fill(out, sizeof out, 8, (uint64_t)rank + 50);
+  MPI_Request r[4];
+  MPI_Isend(out, 2500, MPI_DOUBLE, right, 1, comm, &r[0]);
+  MPI_Isend(out, 0, MPI_DOUBLE, right, 2, comm, &r[1]);
+  MPI_Isend(out, 17, MPI_INT, right, 3, comm, &r[2]); /* a plain datatype on the same path */
+  MPI_Isend(out, 100, MPI_DOUBLE, right, 4, comm, &r[3]);
+  MPI_Status st;
+  int count;
+  MPI_Probe(left, 1, comm, &st);
+  MPI_Get_count(&st, MPI_DOUBLE, &count);
+  CHECK(count == 2500 && st.MPI_SOURCE == left && st.MPI_TAG == 1, "probe: %d", count);
+  MPI_Count elements;
+  MPI_Get_elements_x(&st, MPI_DOUBLE, &elements);
+  CHECK(elements == 2500, "probe elements %lld", (long long)elements);
+  MPI_Recv(in, count, MPI_DOUBLE, left, 1, comm, MPI_STATUS_IGNORE);
+  double want[3000];
+  fill(want, sizeof want, 8, (uint64_t)left + 50);
+  CHECK(memcmp(in, want, 2500 * sizeof(double)) == 0, "probe then receive");
+  int flag = 0;
+  while (!flag) MPI_Iprobe(left, 2, comm, &flag, &st);
+  MPI_Get_count(&st, MPI_DOUBLE, &count);
+  CHECK(count == 0, "zero-count probe %d", count);
+  MPI_Recv(in, 10, MPI_DOUBLE, left, 2, comm, &st);
+  MPI_Get_count(&st, MPI_DOUBLE, &count);
+  CHECK(count == 0, "zero-count receive %d", count);
+  MPI_Message msg;
+  MPI_Mprobe(left, 3, comm, &msg, &st);
+  MPI_Get_count(&st, MPI_INT, &count);
+  CHECK(count == 17, "mprobe of a plain message %d", count);
+  int ints[17];
+  MPI_Mrecv(ints, 17, MPI_INT, &msg, &st);
+  CHECK(msg == MPI_MESSAGE_NULL && memcmp(ints, want, sizeof ints) == 0, "mrecv of a plain message");
+  flag = 0;
+  while (!flag) MPI_Improbe(left, 4, comm, &flag, &msg, &st);
+  MPI_Get_count(&st, MPI_DOUBLE, &count);
+  CHECK(count == 100, "improbe %d", count);
+  MPI_Request rr;
+  MPI_Imrecv(in, 100, MPI_DOUBLE, &msg, &rr);
+  MPI_Wait(&rr, &st);
+  MPI_Get_count(&st, MPI_DOUBLE, &count);
+  CHECK(count == 100 && memcmp(in, want, 100 * sizeof(double)) == 0, "imrecv");
+  MPI_Waitall(4, r, MPI_STATUSES_IGNORE);
+
+  /* MPI_PROC_NULL */
+  MPI_Send(out, 10, MPI_DOUBLE, MPI_PROC_NULL, 1, comm);
+  MPI_Recv(in, 10, MPI_DOUBLE, MPI_PROC_NULL, 1, comm, &st);
+  MPI_Get_count(&st, MPI_DOUBLE, &count);
+  CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && count == 0, "proc null");
+  MPI_Barrier(comm);
+}
+
+/* Truncation with MPI_ERRORS_RETURN: the error comes back, the first elements arrive. */
+static void truncation(MPI_Comm comm) {
+  MPI_Comm c;
+  MPI_Comm_dup(comm, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int ns[] = {100, 100000};
+  for (int k = 0; k < 2; ++k) {
+    int n = ns[k];
+    float* out = malloc(sizeof(float) * (size_t)n);
+    float* in = malloc(sizeof(float) * (size_t)n);
+    float* want = malloc(sizeof(float) * (size_t)n);
+    fill(out, sizeof(float) * (size_t)n, 4, (uint64_t)rank + 9);
+    fill(want, sizeof(float) * (size_t)n, 4, (uint64_t)left + 9);
+    MPI_Request r;
+    MPI_Isend(out, n, MPI_FLOAT, right, 9, c, &r);
+    MPI_Status st;
+    int rc = MPI_Recv(in, n / 2, MPI_FLOAT, left, 9, c, &st);
+    int cls;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_TRUNCATE, "truncation returned class %d", cls);
+    CHECK(memcmp(in, want, sizeof(float) * (size_t)(n / 2)) == 0, "truncated data");
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    free(out);
+    free(in);
+    free(want);
+  }
+  /* and through a request */
+  float out[64], in[8];
+  fill(out, sizeof out, 4, 3);
+  MPI_Request r[2];
+  MPI_Status st[2];
+  MPI_Irecv(in, 8, MPI_FLOAT, left, 10, c, &r[0]);
+  MPI_Isend(out, 64, MPI_FLOAT, right, 10, c, &r[1]);
+  int rc = MPI_Waitall(2, r, st);
+  CHECK(rc == MPI_ERR_IN_STATUS, "waitall with a truncated receive returned %d", rc);
+  int cls;
+  MPI_Error_class(st[0].MPI_ERROR, &cls);
+  CHECK(cls == MPI_ERR_TRUNCATE, "status error class %d", cls);
+  MPI_Comm_free(&c);
+}
+
+/* Every wait and test form over a mix of protocol and plain requests; cancel; free. */
+static void completion(MPI_Comm comm) {
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  enum { N = 20000 };
+  float* fo = malloc(sizeof(float) * N);
+  float* fi = malloc(sizeof(float) * N);
+  float* fw = malloc(sizeof(float) * N);
+  int io[50], ii[50];
+  fill(fo, sizeof(float) * N, 4, (uint64_t)rank + 70);
+  fill(fw, sizeof(float) * N, 4, (uint64_t)left + 70);
+  for (int i = 0; i < 50; ++i) io[i] = rank * 100 + i;
+  for (int form = 0; form < 6; ++form) {
+    MPI_Request r[4];
+    MPI_Status st[4];
+    memset(fi, 0, sizeof(float) * N);
+    memset(ii, 0, sizeof ii);
+    MPI_Irecv(fi, N, MPI_FLOAT, left, 20 + form, comm, &r[0]);
+    MPI_Irecv(ii, 50, MPI_INT, left, 40 + form, comm, &r[1]);
+    MPI_Isend(fo, N, MPI_FLOAT, right, 20 + form, comm, &r[2]);
+    MPI_Isend(io, 50, MPI_INT, right, 40 + form, comm, &r[3]);
+    int done = 0, flag = 0, idx, outcount, indices[4];
+    if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: completion form %d\n", rank, form);
+    switch (form) {
+      case 0: MPI_Waitall(4, r, st); break;
+      case 1:
+        while (!flag) MPI_Testall(4, r, &flag, st);
+        break;
+      case 2:
+        while (done < 4) {
+          MPI_Waitany(4, r, &idx, &st[0]);
+          CHECK(idx != MPI_UNDEFINED, "waitany undefined with %d done", done);
+          CHECK(r[idx] == MPI_REQUEST_NULL, "waitany left the request");
+          ++done;
+        }
+        MPI_Waitany(4, r, &idx, &st[0]);
+        CHECK(idx == MPI_UNDEFINED, "waitany on nothing active");
+        break;
+      case 3:
+        while (done < 4) {
+          MPI_Testany(4, r, &idx, &flag, &st[0]);
+          if (flag && idx != MPI_UNDEFINED) ++done;
+        }
+        break;
+      case 4:
+        while (done < 4) {
+          MPI_Waitsome(4, r, &outcount, indices, st);
+          CHECK(outcount != MPI_UNDEFINED, "waitsome undefined");
+          done += outcount;
+        }
+        MPI_Waitsome(4, r, &outcount, indices, st);
+        CHECK(outcount == MPI_UNDEFINED, "waitsome on nothing active");
+        break;
+      case 5:
+        while (done < 4) {
+          MPI_Testsome(4, r, &outcount, indices, st);
+          if (outcount != MPI_UNDEFINED) done += outcount;
+        }
+        break;
+    }
+    CHECK(memcmp(fi, fw, sizeof(float) * N) == 0, "form %d: float data", form);
+    CHECK(ii[49] == left * 100 + 49, "form %d: int data", form);
+    if (form == 0 || form == 1) {
+      int count;
+      MPI_Get_count(&st[0], MPI_FLOAT, &count);
+      CHECK(count == N && st[0].MPI_SOURCE == left && st[0].MPI_TAG == 20 + form, "form %d status", form);
+    }
+  }
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: get_status, cancel, free\n", rank);
+  /* request status without completing */
+  MPI_Request r;
+  MPI_Irecv(fi, N, MPI_FLOAT, left, 60, comm, &r);
+  MPI_Send(fo, N, MPI_FLOAT, right, 60, comm);
+  int flag = 0;
+  MPI_Status st;
+  while (!flag) MPI_Request_get_status(r, &flag, &st);
+  CHECK(r != MPI_REQUEST_NULL, "get_status freed the request");
+  MPI_Wait(&r, &st);
+  int count;
+  MPI_Get_count(&st, MPI_FLOAT, &count);
+  CHECK(count == N, "get_status then wait: %d", count);
+
+  /* cancel of a pending receive */
+  MPI_Irecv(fi, N, MPI_FLOAT, left, 999, comm, &r);
+  MPI_Cancel(&r);
+  MPI_Wait(&r, &st);
+  int cancelled = 0;
+  MPI_Test_cancelled(&st, &cancelled);
+  CHECK(cancelled, "pending receive not cancelled");
+
+  /* free of an active send request: the message still arrives */
+  MPI_Isend(fo, N, MPI_FLOAT, right, 61, comm, &r);
+  MPI_Request_free(&r);
+  CHECK(r == MPI_REQUEST_NULL, "request_free");
+  MPI_Recv(fi, N, MPI_FLOAT, left, 61, comm, MPI_STATUS_IGNORE);
+  CHECK(memcmp(fi, fw, sizeof(float) * N) == 0, "data of a freed send");
+  MPI_Barrier(comm);
+  free(fo);
+  free(fi);
+  free(fw);
+}
+
+/* Sendrecv, sendrecv_replace, persistent requests. */
+static void combined(MPI_Comm comm) {
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  enum { N = 50000 };
+  double* o = malloc(sizeof(double) * N);
+  double* i = malloc(sizeof(double) * N);
+  double* w = malloc(sizeof(double) * N);
+  fill(o, sizeof(double) * N, 8, (uint64_t)rank + 3);
+  fill(w, sizeof(double) * N, 8, (uint64_t)left + 3);
+  MPI_Status st;
+  MPI_Sendrecv(o, N, MPI_DOUBLE, right, 1, i, N, MPI_DOUBLE, left, 1, comm, &st);
+  int count;
+  MPI_Get_count(&st, MPI_DOUBLE, &count);
+  CHECK(count == N && memcmp(i, w, sizeof(double) * N) == 0, "sendrecv");
+  memcpy(i, o, sizeof(double) * N);
+  MPI_Sendrecv_replace(i, N, MPI_DOUBLE, right, 2, left, 2, comm, &st);
+  CHECK(memcmp(i, w, sizeof(double) * N) == 0, "sendrecv_replace");
+  MPI_Request r[2];
+  MPI_Recv_init(i, N, MPI_DOUBLE, left, 3, comm, &r[0]);
+  MPI_Send_init(o, N, MPI_DOUBLE, right, 3, comm, &r[1]);
+  for (int it = 0; it < 5; ++it) {
+    memset(i, 0, sizeof(double) * N);
+    MPI_Startall(2, r);
+    if (it % 2) {
+      MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    } else {
+      MPI_Wait(&r[0], &st);
+      MPI_Get_count(&st, MPI_DOUBLE, &count);
+      CHECK(count == N && st.MPI_SOURCE == left, "persistent status");
+      MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+    }
+    CHECK(r[0] != MPI_REQUEST_NULL && r[1] != MPI_REQUEST_NULL, "persistent request freed");
+    CHECK(memcmp(i, w, sizeof(double) * N) == 0, "persistent data %d", it);
+  }
+  MPI_Request_free(&r[0]);
+  MPI_Request_free(&r[1]);
+  free(o);
+  free(i);
+  free(w);
+}
+
+/* 10,000 outstanding sends (and receives). */
+static void many_outstanding(MPI_Comm comm) {
+  enum { M = 10000, N = 64 };
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  float* out = malloc(sizeof(float) * M * N);
+  float* in = malloc(sizeof(float) * M * N);
+  MPI_Request* r = malloc(sizeof(MPI_Request) * 2 * M);
+  fill(out, sizeof(float) * M * N, 4, (uint64_t)rank);
+  for (int k = 0; k < M; ++k) MPI_Isend(out + (size_t)k * N, N, MPI_FLOAT, right, k % 1000, comm, &r[M + k]);
+  for (int k = 0; k < M; ++k) MPI_Irecv(in + (size_t)k * N, N, MPI_FLOAT, left, k % 1000, comm, &r[k]);
+  MPI_Waitall(2 * M, r, MPI_STATUSES_IGNORE);
+  float* want = malloc(sizeof(float) * M * N);
+  fill(want, sizeof(float) * M * N, 4, (uint64_t)left);
+  CHECK(memcmp(in, want, sizeof(float) * M * N) == 0, "10,000 outstanding");
+  free(out);
+  free(in);
+  free(want);
+  free(r);
+}
+
+/* A non-conforming receive (another datatype than the sender's) gets MPI_ERR_TYPE, not
+ * corrupted memory. Only MPIZip can tell: plain MPI does not check types. */
+static void type_mismatch(MPI_Comm comm) {
+  if (!mpizip_on || !comm_protocol(comm)) return;
+  MPI_Comm c;
+  MPI_Comm_dup(comm, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  float out[100];
+  uint16_t in[400];
+  fill(out, sizeof out, 4, 1);
+  MPI_Request r;
+  MPI_Isend(out, 100, MPI_FLOAT, right, 1, c, &r);
+  int rc = MPI_Recv(in, 200, t_bf16, left, 1, c, MPI_STATUS_IGNORE);
+  int cls;
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_TYPE, "mismatched receive returned class %d", cls);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  MPI_Comm_free(&c);
+}
+
+/* MPI_UINT16_T declared as bf16 through the communicator attribute. */
+static void declared_types(MPI_Comm comm) {
+  int* key = (int*)dlsym(RTLD_DEFAULT, "MPIZip_uint16_element_keyval");
+  MPI_Comm c;
+  MPI_Comm_dup(comm, &c);
+  if (key != NULL) MPI_Comm_set_attr(c, *key, (void*)(intptr_t)1 /* MPIZIP_ELEM_BF16 */);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  enum { N = 300000 };
+  uint16_t* o = malloc(2 * N);
+  uint16_t* i = malloc(2 * N);
+  uint16_t* w = malloc(2 * N);
+  fill(o, 2 * N, 2, (uint64_t)rank + 11);
+  fill(w, 2 * N, 2, (uint64_t)left + 11);
+  MPI_Sendrecv(o, N, MPI_UINT16_T, right, 0, i, N, MPI_UINT16_T, left, 0, c, MPI_STATUS_IGNORE);
+  CHECK(memcmp(i, w, 2 * N) == 0, "declared bf16");
+  MPI_Comm_free(&c);
+  free(o);
+  free(i);
+  free(w);
+}
+
+int main(int argc, char** argv) {
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  setup_types();
+  size_t max_bytes = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : (size_t)16 << 20;
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: sizes\n", rank);
+  exchange_sizes(comm, max_bytes);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: sizes done\n", rank);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: wildcards\n", rank);
+  wildcards(comm);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: ordering\n", rank);
+  ordering(comm);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: probes\n", rank);
+  probes(comm);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: truncation\n", rank);
+  truncation(comm);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: completion\n", rank);
+  completion(comm);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: combined\n", rank);
+  combined(comm);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: many_outstanding\n", rank);
+  many_outstanding(comm);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: type_mismatch\n", rank);
+  type_mismatch(comm);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: declared_types\n", rank);
+  declared_types(comm);
+  MPI_Comm_free(&comm);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) printf("p2p_semantics: ok on %d ranks (MPIZip %s)\n", size, mpizip_on ? "active" : "absent");
+  MPI_Finalize();
+  return failures;
+}

@@ -1,0 +1,13 @@
+#!/bin/sh
+# MPI point-to-point semantics (tests/mpi/p2p_semantics.c) on 2, 3 and 4 ranks, three ways: without
+# MPIZip; with it (a CPU-only job: the protocol is off); and with the protocol on and compression
+# forced on every message (host compression, no size threshold). 2 ranks go up to 256 MB.
+. "$(dirname "$0")/lib.sh"
+prog="$MPIZIP_BUILDDIR/tests/mpi/p2p_semantics"
+for np in 2 3 4; do
+  max=$([ "$np" = 2 ] && echo 268435456 || echo 4000000)
+  run_mpi plain "$np" "$prog" "$max" || fail "plain, $np ranks"
+  run_mpi mpizip "$np" "$prog" "$max" || fail "MPIZip, $np ranks"
+  MPIZIP_TEST_ENV="MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0" run_mpi mpizip "$np" "$prog" "$max" ||
+    fail "MPIZip with compression forced, $np ranks"
+done
