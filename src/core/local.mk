@@ -7,4 +7,5 @@ libmpizip_core_la_SOURCES += \
 	src/core/public_api.cc \
 	src/core/protocol.h src/core/protocol.cc \
 	src/core/requests.h src/core/requests.cc \
+	src/core/progress_thread.h src/core/progress_thread.cc \
 	src/core/p2p_route.h src/core/p2p_route.cc

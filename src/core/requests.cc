@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/core/progress_thread.h"
 #include "src/platform/log.h"
 
 namespace mpizip::core {
@@ -171,6 +172,7 @@ int request_start(std::unique_ptr<platform::Operation> op, MPI_Comm comm, MPI_Re
   add(e);
   *request = e->handle;
   progress();
+  progress_thread_notify();
   return MPI_SUCCESS;
 }
 
@@ -220,6 +222,7 @@ int start(MPI_Request* request) {
   e->done = false;
   e->active = true;
   progress();
+  progress_thread_notify();
   return MPI_SUCCESS;
 }
 

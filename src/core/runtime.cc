@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include "src/core/comm_state.h"
+#include "src/core/progress_thread.h"
 #include "src/core/protocol.h"
 #include "src/core/settings.h"
 #include "src/core/stats.h"
@@ -12,15 +13,15 @@ namespace mpizip::core {
 namespace {
 
 std::atomic<bool> g_active{false};
-int g_thread_level = MPI_THREAD_SINGLE;
+int g_thread_level = MPI_THREAD_SINGLE;   // what the application was granted
+int g_library_level = MPI_THREAD_SINGLE;  // what the MPI library granted MPIZip
 
-void start(int provided) {
+void start() {
   const Settings& s = settings();
   log::set_level(static_cast<log::Level>(s.log));
   int rank = -1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   log::set_rank(rank);
-  g_thread_level = provided;
   if (protocol_create_handles() != MPI_SUCCESS) {
     MPIZIP_WARN("cannot create MPIZip's datatypes and attribute keys");
   }
@@ -38,28 +39,38 @@ void start(int provided) {
     MPIZIP_WARN("cannot set up the point-to-point protocol; point-to-point calls pass through");
     protocol_teardown_job();
   }
-  MPIZIP_DEBUG("started, thread level %d", provided);
+  if (protocol_job_on()) progress_thread_start(g_library_level);
+  MPIZIP_DEBUG("started, thread level %d (library %d)", g_thread_level, g_library_level);
+}
+
+// The progress thread needs MPI_THREAD_MULTIPLE from the library; the application is granted the
+// level it asked for (no more), and MPI_Query_thread reports that level.
+int init(int* argc, char*** argv, int required, int* provided) {
+  int ask = progress_thread_wanted() && required < MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                                                       : required;
+  int rc = PMPI_Init_thread(argc, argv, ask, &g_library_level);
+  if (rc != MPI_SUCCESS) return rc;
+  g_thread_level = g_library_level < required ? g_library_level : required;
+  if (provided != nullptr) *provided = g_thread_level;
+  start();
+  return rc;
 }
 
 }  // namespace
 
-int mpi_init(int* argc, char*** argv) {
-  int rc = PMPI_Init(argc, argv);
-  if (rc == MPI_SUCCESS) {
-    int provided = MPI_THREAD_SINGLE;
-    PMPI_Query_thread(&provided);
-    start(provided);
-  }
-  return rc;
-}
+int mpi_init(int* argc, char*** argv) { return init(argc, argv, MPI_THREAD_SINGLE, nullptr); }
 
 int mpi_init_thread(int* argc, char*** argv, int required, int* provided) {
-  int rc = PMPI_Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) start(*provided);
-  return rc;
+  return init(argc, argv, required, provided);
+}
+
+int mpi_query_thread(int* provided) {
+  *provided = g_thread_level;
+  return MPI_SUCCESS;
 }
 
 int mpi_finalize() {
+  progress_thread_stop();
   if (g_active.exchange(false, std::memory_order_acq_rel)) {
     if (g_stats_on.exchange(false)) stats_print();
     protocol_teardown_job();

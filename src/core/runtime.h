@@ -11,6 +11,9 @@ namespace mpizip::core {
 int mpi_init(int* argc, char*** argv);
 int mpi_init_thread(int* argc, char*** argv, int required, int* provided);
 int mpi_finalize();
+// MPI_Query_thread: the level the application was granted (MPIZip may have asked the library for
+// more, for its progress thread).
+int mpi_query_thread(int* provided);
 
 // True between a successful MPI_Init and MPI_Finalize, when MPIZIP_ENABLE is on.
 bool active();

@@ -486,6 +486,30 @@ static void declared_types(MPI_Comm comm) {
   free(w);
 }
 
+/* A posted receive must progress while its owner sits in a call MPIZip does not intercept: the
+ * sender's blocking send of a large message waits for it, and the receiver waits in MPI_Barrier
+ * for the sender (MPI matches a posted receive from inside any call; so must MPIZip). */
+static void progress_behind_barrier(MPI_Comm comm) {
+  enum { N = 2 << 20 };
+  float* buf = malloc(sizeof(float) * N);
+  fill(buf, sizeof(float) * N, 4, 99);
+  int go = 1;
+  if (rank == 0) {
+    MPI_Request r;
+    MPI_Irecv(buf, N, MPI_FLOAT, 1, 31, comm, &r);
+    MPI_Send(&go, 1, MPI_INT, 1, 32, comm); /* the receive is posted: now send */
+    MPI_Barrier(comm);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+  } else if (rank == 1) {
+    MPI_Recv(&go, 1, MPI_INT, 0, 32, comm, MPI_STATUS_IGNORE);
+    MPI_Send(buf, N, MPI_FLOAT, 0, 31, comm);
+    MPI_Barrier(comm);
+  } else {
+    MPI_Barrier(comm);
+  }
+  free(buf);
+}
+
 int main(int argc, char** argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
@@ -516,6 +540,8 @@ int main(int argc, char** argv) {
   type_mismatch(comm);
   if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: declared_types\n", rank);
   declared_types(comm);
+  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: progress_behind_barrier\n", rank);
+  progress_behind_barrier(comm);
   MPI_Comm_free(&comm);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("p2p_semantics: ok on %d ranks (MPIZip %s)\n", size, mpizip_on ? "active" : "absent");

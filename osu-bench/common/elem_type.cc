@@ -1,0 +1,137 @@
+#include "osu-bench/common/elem_type.h"
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+namespace osub {
+
+namespace {
+
+struct TypeInfo {
+  ElemType type;
+  std::string_view name;
+  size_t size;
+};
+
+constexpr std::array<TypeInfo, 6> kTypes = {{
+    {ElemType::kFloat, "float", 4},
+    {ElemType::kDouble, "double", 8},
+    {ElemType::kBf16, "bf16", 2},
+    {ElemType::kFp16, "fp16", 2},
+    {ElemType::kFp8E4M3, "fp8e4m3", 1},
+    {ElemType::kFp8E5M2, "fp8e5m2", 1},
+}};
+
+// A binary floating-point format narrower than fp32, described by its fields.
+struct NarrowFormat {
+  int total_bits;
+  int mantissa_bits;
+  int exponent_bias;
+  uint32_t nan;         // the canonical NaN; the input's sign is dropped, as CUDA does
+  uint32_t max_finite;  // encoding of the largest finite value, without sign
+  bool saturate;        // overflow gives max_finite (true) or infinity, max_finite + 1 (false)
+};
+
+constexpr NarrowFormat kBf16 = {16, 7, 127, 0x7fff, 0x7f7f, false};
+constexpr NarrowFormat kFp16 = {16, 10, 15, 0x7fff, 0x7bff, false};
+constexpr NarrowFormat kE4M3 = {8, 3, 7, 0x7f, 0x7e, true};
+constexpr NarrowFormat kE5M2 = {8, 2, 15, 0x7f, 0x7b, true};
+
+// Rounds |x| to the format, to nearest even; returns the encoding without the sign bit.
+uint32_t round_magnitude(float x, const NarrowFormat& f) {
+  uint32_t bits = std::bit_cast<uint32_t>(x) & 0x7fffffffu;
+  int min_normal_exp = 1 - f.exponent_bias;
+  if (std::fabs(x) < std::ldexp(1.0f, min_normal_exp)) {
+    // Subnormal in the target: the encoding is |x| in units of the smallest subnormal, and the
+    // product is exact in double, so nearbyint (round-to-nearest-even mode) rounds it once.
+    double units = std::ldexp(double(std::fabs(x)), f.mantissa_bits - min_normal_exp);
+    return uint32_t(std::nearbyint(units));
+  }
+  // Normal: drop the low mantissa bits with round-to-nearest-even; a carry moves into the
+  // exponent, which is what rounding up to the next binade means. Then rebias the exponent.
+  int shift = 23 - f.mantissa_bits;
+  uint32_t half_minus_one = (1u << (shift - 1)) - 1;
+  uint32_t rounded = (bits + half_minus_one + ((bits >> shift) & 1)) >> shift;
+  uint32_t rebias = uint32_t(127 - f.exponent_bias) << f.mantissa_bits;
+  return rounded - rebias;
+}
+
+uint32_t float_to_narrow(float x, const NarrowFormat& f) {
+  if (std::isnan(x)) return f.nan;
+  uint32_t sign = (std::bit_cast<uint32_t>(x) >> 31) << (f.total_bits - 1);
+  uint32_t magnitude = round_magnitude(x, f);
+  if (magnitude > f.max_finite) magnitude = f.saturate ? f.max_finite : f.max_finite + 1;
+  return sign | magnitude;
+}
+
+template <typename Out>
+void cast_with(std::span<const float> in, std::byte* out, Out (*convert)(float)) {
+  for (size_t i = 0; i < in.size(); ++i) {
+    Out v = convert(in[i]);
+    std::memcpy(out + i * sizeof(Out), &v, sizeof(Out));
+  }
+}
+
+}  // namespace
+
+std::string_view elem_type_name(ElemType t) { return kTypes[size_t(t)].name; }
+
+std::optional<ElemType> elem_type_from_name(std::string_view name) {
+  for (const TypeInfo& info : kTypes)
+    if (info.name == name) return info.type;
+  return std::nullopt;
+}
+
+size_t elem_type_size(ElemType t) { return kTypes[size_t(t)].size; }
+
+MpiType mpi_type_of(ElemType t) {
+  switch (t) {
+    case ElemType::kFloat:
+      return {MPI_FLOAT, "MPI_FLOAT", false};
+    case ElemType::kDouble:
+      return {MPI_DOUBLE, "MPI_DOUBLE", false};
+    case ElemType::kBf16:
+    case ElemType::kFp16:
+      return {MPI_UINT16_T, "MPI_UINT16_T", true};
+    case ElemType::kFp8E4M3:
+    case ElemType::kFp8E5M2:
+      return {MPI_UINT8_T, "MPI_UINT8_T", true};
+  }
+  return {MPI_DATATYPE_NULL, "?", false};
+}
+
+uint16_t float_to_bf16(float x) { return uint16_t(float_to_narrow(x, kBf16)); }
+uint16_t float_to_fp16(float x) { return uint16_t(float_to_narrow(x, kFp16)); }
+uint8_t float_to_fp8e4m3(float x) { return uint8_t(float_to_narrow(x, kE4M3)); }
+uint8_t float_to_fp8e5m2(float x) { return uint8_t(float_to_narrow(x, kE5M2)); }
+
+void cast_from_float(ElemType t, std::span<const float> in, std::byte* out) {
+  switch (t) {
+    case ElemType::kFloat:
+      std::memcpy(out, in.data(), in.size_bytes());
+      return;
+    case ElemType::kDouble: {
+      for (size_t i = 0; i < in.size(); ++i) {
+        double d = in[i];
+        std::memcpy(out + i * sizeof d, &d, sizeof d);
+      }
+      return;
+    }
+    case ElemType::kBf16:
+      cast_with(in, out, float_to_bf16);
+      return;
+    case ElemType::kFp16:
+      cast_with(in, out, float_to_fp16);
+      return;
+    case ElemType::kFp8E4M3:
+      cast_with(in, out, float_to_fp8e4m3);
+      return;
+    case ElemType::kFp8E5M2:
+      cast_with(in, out, float_to_fp8e5m2);
+      return;
+  }
+}
+
+}  // namespace osub

@@ -1,0 +1,178 @@
+#include "osu-bench/common/harness.h"
+
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include <cstdio>
+
+#include "mpizip.h"
+#include "osu-bench/common/validate.h"
+
+namespace osub {
+
+namespace {
+
+constexpr int kSizeWidth = 10;
+constexpr int kFieldWidth = 18;
+constexpr int kFloatPrecision = 2;
+
+// Options and buffer checks that fail the same way on every rank; rank 0 says why.
+std::optional<Context> make_context(int argc, char** argv, const BenchSpec& spec, int& status) {
+  Context ctx;
+  MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ctx.nranks);
+  std::string error;
+  auto opts = parse_options(argc, argv, spec.traits, error);
+  if (opts && opts->help) {
+    if (ctx.rank == 0) std::fputs(usage(argv[0], spec.traits).c_str(), stdout);
+    status = 0;
+    return std::nullopt;
+  }
+  if (opts && opts->any_device() && !device_buffers_built())
+    error = "-d cuda: this build has no CUDA support; rebuild with --with-cuda";
+  else if (ctx.nranks < spec.min_ranks || (spec.max_ranks && ctx.nranks > spec.max_ranks))
+    error = spec.max_ranks == spec.min_ranks
+                ? "this test needs exactly " + std::to_string(spec.min_ranks) + " processes"
+                : "this test needs at least " + std::to_string(spec.min_ranks) + " processes";
+  if (opts && error.empty() && opts->data == DataKind::kReal)
+    ctx.real = RealWeights::load(RealWeights::default_path(), error);
+  if (!opts || !error.empty()) {
+    if (ctx.rank == 0)
+      std::fprintf(stderr, "%s: %s\n%s", argv[0], error.c_str(),
+                   opts ? "" : usage(argv[0], spec.traits).c_str());
+    status = 1;
+    return std::nullopt;
+  }
+  ctx.opts = *opts;
+  ctx.mpi = mpi_type_of(ctx.opts.type);
+  ctx.elem_size = elem_type_size(ctx.opts.type);
+  ctx.staged = ctx.opts.any_device() && !mpi_accepts_device_pointers();
+  return ctx;
+}
+
+std::string buffers_line(const Context& ctx, const BenchSpec& spec) {
+  if (!spec.traits.point_to_point)
+    return std::string("Buffers: ") + location_name(ctx.opts.location[0]);
+  return std::string("Buffers: rank 0 ") + location_name(ctx.opts.location[0]) + ", rank 1 " +
+         location_name(ctx.opts.location[1]);
+}
+
+// Whether MPIZip is in this process and active, found at run time so the same binary runs with
+// and without it; the compare runner checks this line.
+std::string mpizip_line() {
+  auto active = reinterpret_cast<decltype(&MPIZip_Active)>(dlsym(RTLD_DEFAULT, "MPIZip_Active"));
+  auto version = reinterpret_cast<decltype(&MPIZip_Version)>(dlsym(RTLD_DEFAULT, "MPIZip_Version"));
+  if (!active || !version) return "MPIZip: not loaded";
+  return std::string("MPIZip: ") + (active() ? "active" : "loaded, inactive") + ", version " +
+         version();
+}
+
+void print_header(const Context& ctx, const BenchSpec& spec, const Benchmark& bench) {
+  std::printf("# %s\n", spec.title);
+  std::printf("# Datatype: %s (%s, %zu byte%s)\n",
+              std::string(elem_type_name(ctx.opts.type)).c_str(), ctx.mpi.name, ctx.elem_size,
+              ctx.elem_size == 1 ? "" : "s");
+  std::printf("# Data: %s\n", data_kind_label(ctx.opts.data, ctx.opts.type).c_str());
+  if (ctx.real)
+    std::printf("# Weights: %s (%zu fp32 values)\n", ctx.real->path().c_str(),
+                ctx.real->values().size());
+  std::printf("# %s\n", buffers_line(ctx, spec).c_str());
+  if (ctx.staged)
+    std::printf("# device buffers staged through host memory: MPI is not CUDA-aware\n");
+  std::printf("# Processes: %d\n", ctx.nranks);
+  std::printf("# %s\n", mpizip_line().c_str());
+  if (spec.traits.window) std::printf("# Window size: %d\n", ctx.opts.window);
+  for (const std::string& line : bench.header_lines()) std::printf("# %s\n", line.c_str());
+  std::printf("%-*s", kSizeWidth, "# Size");
+  for (const std::string& c : spec.columns) std::printf("%*s", kFieldWidth, c.c_str());
+  if (ctx.opts.validate) std::printf("%*s", kFieldWidth, "Validation");
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void print_row(const Context& ctx, size_t bytes, const Row& row, bool valid) {
+  std::printf("%-*zu", kSizeWidth, bytes);
+  for (double f : row.figures) std::printf("%*.*f", kFieldWidth, kFloatPrecision, f);
+  if (ctx.opts.validate) std::printf("%*s", kFieldWidth, valid ? "Pass" : "Fail");
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+std::vector<std::byte> Context::data_of(int r, size_t count) const {
+  std::vector<std::byte> out(count * elem_size);
+  generate_data(opts.data, opts.type, r, count, real ? &*real : nullptr, out.data());
+  return out;
+}
+
+std::unique_ptr<Buffer> Context::buffer(size_t bytes) const {
+  return std::make_unique<Buffer>(opts.location_of(rank), bytes, staged);
+}
+
+std::unique_ptr<Buffer> Context::data_buffer(size_t count) const {
+  auto b = buffer(count * elem_size);
+  b->upload(data_of(rank, count).data(), count * elem_size);
+  return b;
+}
+
+BenchSpec point_to_point_spec(const char* title, const char* column, bool window,
+                              BenchmarkFactory make) {
+  return {title,    {.point_to_point = true, .window = window, .default_max_size = size_t(1) << 22},
+          {column}, 2,
+          2,        std::move(make)};
+}
+
+BenchSpec collective_spec(const char* title, BenchmarkFactory make) {
+  return {title,
+          {.point_to_point = false, .window = false, .default_max_size = size_t(1) << 20},
+          {"Avg Latency(us)", "Min Latency(us)", "Max Latency(us)"},
+          2,
+          0,
+          std::move(make)};
+}
+
+int bench_main(int argc, char** argv, const BenchSpec& spec) {
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  std::optional<Context> ctx = make_context(argc, argv, spec, status);
+  if (!ctx) {
+    MPI_Finalize();
+    return status;
+  }
+  std::unique_ptr<Benchmark> bench = spec.make(*ctx);
+  if (ctx->rank == 0) print_header(*ctx, spec, *bench);
+  bool all_valid = true;
+  for (size_t bytes : ctx->opts.sizes()) {
+    std::optional<Row> row = bench->run(bytes);
+    if (!row) continue;
+    bool valid = !ctx->opts.validate || agree_valid(row->valid);
+    all_valid = all_valid && valid;
+    if (ctx->rank == 0) print_row(*ctx, bytes, *row, valid);
+  }
+  bench.reset();  // device memory goes before MPI does
+  MPI_Finalize();
+  return all_valid ? 0 : 1;
+}
+
+std::vector<double> time_collective(const Context& ctx, size_t bytes,
+                                    const std::function<void()>& op) {
+  int warmup = ctx.opts.warmup_for(bytes), iterations = ctx.opts.iterations_for(bytes);
+  double total = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int i = 0; i < warmup + iterations; ++i) {
+    double start = MPI_Wtime();
+    op();
+    double elapsed = MPI_Wtime() - start;
+    if (i >= warmup) total += elapsed;
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  double mean_us = total * 1e6 / iterations;
+  double sum = 0, min = 0, max = 0;
+  MPI_Reduce(&mean_us, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Reduce(&mean_us, &min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+  MPI_Reduce(&mean_us, &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  return {sum / ctx.nranks, min, max};
+}
+
+}  // namespace osub

@@ -1,0 +1,82 @@
+// What every benchmark program shares: MPI start-up, options, the header, the loop over message
+// sizes, validation verdicts and the OSU-style output. A program supplies one Benchmark: how to
+// run and time one message size.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "osu-bench/common/buffer.h"
+#include "osu-bench/common/data.h"
+#include "osu-bench/common/elem_type.h"
+#include "osu-bench/common/options.h"
+
+namespace osub {
+
+// Facts every rank shares for one run.
+struct Context {
+  Options opts;
+  int rank = 0;
+  int nranks = 0;
+  MpiType mpi{};
+  size_t elem_size = 0;
+  bool staged = false;  // device buffers go through pinned host memory (MPI is not CUDA-aware)
+  std::optional<RealWeights> real;
+
+  // The first count elements rank r sends, on the host.
+  std::vector<std::byte> data_of(int r, size_t count) const;
+  // A buffer of bytes in this rank's location, staged when needed.
+  std::unique_ptr<Buffer> buffer(size_t bytes) const;
+  // A send buffer of this rank's data, count elements.
+  std::unique_ptr<Buffer> data_buffer(size_t count) const;
+};
+
+// One output line: the figures in the program's columns, and, under -c, this rank's verdict.
+struct Row {
+  std::vector<double> figures;
+  bool valid = true;
+};
+
+class Benchmark {
+ public:
+  virtual ~Benchmark() = default;
+  // Extra header lines (without the leading "# ").
+  virtual std::vector<std::string> header_lines() const { return {}; }
+  // Runs one message size on every rank; rank 0's row is printed. nullopt: this size does not
+  // apply (decided from arguments every rank shares, so all ranks skip it together).
+  virtual std::optional<Row> run(size_t bytes) = 0;
+};
+
+struct BenchSpec {
+  const char* title;  // "OSU MPI Bandwidth Test"
+  ProgramTraits traits;
+  std::vector<std::string> columns;  // after "Size", e.g. "Bandwidth (MB/s)"
+  int min_ranks;
+  int max_ranks;  // 0: no limit
+  std::function<std::unique_ptr<Benchmark>(const Context&)> make;
+};
+
+using BenchmarkFactory = std::function<std::unique_ptr<Benchmark>(const Context&)>;
+template <typename B>
+std::unique_ptr<Benchmark> make_benchmark(const Context& ctx) {
+  return std::make_unique<B>(ctx);
+}
+
+// Two ranks, OSU's default sizes up to 4 MiB, one figure per size (column).
+BenchSpec point_to_point_spec(const char* title, const char* column, bool window,
+                              BenchmarkFactory make);
+// Two or more ranks, sizes up to 1 MiB, OSU's average/minimum/maximum latency over ranks.
+BenchSpec collective_spec(const char* title, BenchmarkFactory make);
+
+// The whole program: returns main's exit status (1 on bad options or a failed validation).
+int bench_main(int argc, char** argv, const BenchSpec& spec);
+
+// OSU's collective timing: warm-up, then timed iterations of op with a barrier between them.
+// Returns {average, minimum, maximum} over ranks of the mean time per call, in microseconds.
+std::vector<double> time_collective(const Context& ctx, size_t bytes,
+                                    const std::function<void()>& op);
+
+}  // namespace osub

@@ -1,0 +1,39 @@
+// Checks behind -c: received bytes against what was sent, and reductions against a host
+// reference computed from every rank's data.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "osu-bench/common/buffer.h"
+#include "osu-bench/common/harness.h"
+
+namespace osub {
+
+// Under -c, fills the first n bytes of a receive buffer with a byte no test sends as a whole
+// buffer, so data that never arrived cannot pass.
+void poison(const Context& ctx, Buffer& buf, size_t n);
+
+// Whether every rank's verdict is true (collective).
+bool agree_valid(bool local);
+
+// Whether the first expected.size() bytes of buf equal expected, bit for bit.
+bool equals_bytes(const Buffer& buf, std::span<const std::byte> expected);
+
+// Whether result (count elements) is the sum of elements [first, first + count) of every rank's
+// inputs (inputs[r] holds rank r's data). The reference adds in rank order. Integer datatypes and
+// two-rank float sums have one possible result, checked bit for bit; with more ranks MPI may
+// associate a float sum in any order, so a result that differs from the rank-order sum must lie
+// within the error bound of some order, (n - 1) u sum|x_i|, of the exact sum.
+bool check_sum(const Context& ctx, const std::vector<std::vector<std::byte>>& inputs, size_t first,
+               std::span<const std::byte> result);
+
+// Whether the first n bytes of buf are the same on every rank (collective): MPI's reductions
+// must give every rank the same answer.
+bool same_on_all_ranks(const Buffer& buf, size_t n);
+
+// The header line that says how -c judges a reduction.
+const char* sum_check_description(const Context& ctx);
+
+}  // namespace osub

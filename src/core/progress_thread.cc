@@ -1,0 +1,79 @@
+#include "src/core/progress_thread.h"
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "src/core/requests.h"
+#include "src/core/settings.h"
+#include "src/platform/device.h"
+#include "src/platform/log.h"
+
+namespace mpizip::core {
+namespace {
+
+std::thread g_thread;
+std::mutex g_mutex;
+std::condition_variable g_cv;
+bool g_stop = false;
+std::atomic<bool> g_running{false};
+
+void run() {
+  std::unique_lock<std::mutex> lock(g_mutex);
+  while (!g_stop) {
+    if (request_count() == 0) {
+      g_cv.wait(lock, [] { return g_stop || request_count() != 0; });
+      continue;
+    }
+    lock.unlock();
+    progress();
+    // Poll gently: the application's own MPIZip calls progress at full speed; this thread only has
+    // to keep operations moving while the application is elsewhere.
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    lock.lock();
+  }
+}
+
+}  // namespace
+
+bool progress_thread_wanted() {
+  const Settings& s = settings();
+  if (!s.enable || s.progress_thread == 2 || s.protocol == 2) return false;
+  if (s.progress_thread == 1 || s.protocol == 1 || s.host_compress) return true;
+  std::string why;
+  return !platform::gpus(&why).empty();
+}
+
+void progress_thread_start(int provided) {
+  if (!progress_thread_wanted()) return;
+  if (provided < MPI_THREAD_MULTIPLE) {
+    MPIZIP_LOG_ONCE(kWarn, "no progress thread: the MPI library did not grant MPI_THREAD_MULTIPLE; "
+                           "operations advance inside MPIZip's calls only");
+    return;
+  }
+  g_stop = false;
+  g_thread = std::thread(run);
+  g_running.store(true);
+  MPIZIP_DEBUG("progress thread started");
+}
+
+void progress_thread_stop() {
+  if (!g_running.exchange(false)) return;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_stop = true;
+  }
+  g_cv.notify_all();
+  g_thread.join();
+}
+
+void progress_thread_notify() {
+  if (g_running.load(std::memory_order_relaxed)) g_cv.notify_one();
+}
+
+}  // namespace mpizip::core
