@@ -4,4 +4,10 @@ libmpizip_core_la_SOURCES += \
 	p2p/probed_queue.h p2p/probed_queue.cc \
 	p2p/send.h p2p/send.cc \
 	p2p/recv.h p2p/recv.cc \
-	p2p/probe.h p2p/probe.cc
+	p2p/probe.h p2p/probe.cc \
+	p2p/staged.h p2p/staged.cc
+if HAVE_CUDA
+libmpizip_core_la_SOURCES += p2p/gpu_codec.h p2p/gpu_codec.cc
+else
+libmpizip_core_la_SOURCES += p2p/gpu_codec.h p2p/gpu_codec_none.cc
+endif

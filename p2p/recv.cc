@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/codec_cpu.h"
+#include "p2p/gpu_codec.h"
 #include "p2p/send.h"
 #include "src/platform/device.h"
 #include "src/platform/log.h"
@@ -152,6 +153,24 @@ void RecvOp::deliver(const uint8_t* payload) {
   // buffer is on the device or too small (truncation delivers the first `capacity` bytes, as MPI).
   const uint8_t* plain = payload;
   std::vector<uint8_t> decoded;
+  if (header_.encoding == Encoding::kCompressed && b_.device) {
+    // Decode on the GPU straight into the user's device buffer.
+    auto t0 = std::chrono::steady_clock::now();
+    uint64_t count = 0;
+    Status s = gpu_decompress(b_.dtype, payload, header_.payload_bytes, b_.ptr, capacity, &count);
+    traffic_.codec_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (s == Status::kOk || s == Status::kTruncated) {
+      finish(error);
+      return;
+    }
+    if (s != Status::kUnsupported) {
+      MPIZIP_ERROR("corrupt compressed payload from rank %d (tag %d): %s", status_.source,
+                   status_.tag, status_string(s));
+      finish(ch_.err_corrupt);
+      return;
+    }
+  }
   if (header_.encoding == Encoding::kCompressed) {
     auto t0 = std::chrono::steady_clock::now();
     bool direct = !b_.device && header_.app_bytes <= capacity;

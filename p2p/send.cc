@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/codec_cpu.h"
+#include "p2p/gpu_codec.h"
 #include "src/platform/device.h"
 #include "src/platform/log.h"
 
@@ -20,6 +21,27 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // buffer, or a compressed stream. Sets `encoding`.
 Status make_payload(const Channel& ch, const UserBuffer& b, uint64_t app_bytes, Outgoing* out,
                     const uint8_t** payload, uint64_t* payload_bytes, Encoding* encoding) {
+  bool compress = app_bytes > 0 && app_bytes >= ch.policy.min_bytes &&
+                  (b.device || ch.policy.host_compress);
+  if (compress && b.device) {
+    // Device buffers compress on the GPU; only the compressed stream crosses to the host.
+    auto t0 = std::chrono::steady_clock::now();
+    Status s = gpu_compress(b.dtype, b.ptr, static_cast<uint64_t>(b.count), ch.policy.checksum,
+                            &out->storage);
+    out->traffic.codec_seconds += seconds_since(t0);
+    if (s == Status::kOk && out->storage.size() < app_bytes) {
+      *encoding = Encoding::kCompressed;
+      *payload = out->storage.data();
+      *payload_bytes = out->storage.size();
+      return Status::kOk;
+    }
+    if (s != Status::kOk && s != Status::kUnsupported) {
+      MPIZIP_LOG_ONCE(kWarn, "GPU compression failed (%s); sending uncompressed",
+                      status_string(s));
+    }
+    out->storage.clear();
+    compress = s == Status::kUnsupported;  // no GPU codec in this build: the CPU codec below
+  }
   const uint8_t* src = static_cast<const uint8_t*>(b.ptr);
   std::vector<uint8_t> staged;
   if (b.device && app_bytes > 0) {
@@ -32,8 +54,6 @@ Status make_payload(const Channel& ch, const UserBuffer& b, uint64_t app_bytes, 
   *encoding = Encoding::kRaw;
   *payload = src;
   *payload_bytes = app_bytes;
-  bool compress = app_bytes > 0 && app_bytes >= ch.policy.min_bytes &&
-                  (b.device || ch.policy.host_compress);
   if (compress) {
     auto t0 = std::chrono::steady_clock::now();
     out->storage.resize(kernels::cpu::max_compressed_size(b.dtype, b.count));

@@ -21,3 +21,4 @@ endif
 
 include tests/codec-cpu.mk
 include tests/gpu/local.mk
+include tests/gpu/p2p.mk

@@ -11,6 +11,7 @@
 #include "p2p/probe.h"
 #include "p2p/recv.h"
 #include "p2p/send.h"
+#include "p2p/staged.h"
 #include "src/core/protocol.h"
 #include "src/core/requests.h"
 #include "src/core/runtime.h"
@@ -42,6 +43,12 @@ std::optional<Route> route(const void* buf, int count, MPI_Datatype type, int pe
   r.buffer.dtype = *dtype;
   r.buffer.device = platform::is_device_pointer(buf);
   return r;
+}
+
+// A device buffer outside the protocol: staged through host memory by each side, since the MPI
+// library cannot read GPU memory.
+bool staged(const void* buf, int count, int peer) {
+  return active() && count > 0 && peer != MPI_PROC_NULL && platform::is_device_pointer(buf);
 }
 
 // The communicator has the protocol: probes and receives must look at its probed queue.
@@ -93,6 +100,11 @@ bool serve_plain_from_queue(CommState* s, void* buf, int count, MPI_Datatype typ
 int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               bool synchronous) {
   auto r = route(buf, count, type, dest, comm);
+  if (!r && staged(buf, count, dest)) {
+    std::unique_ptr<platform::Operation> op;
+    int rc = p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op);
+    return raise(comm, rc == MPI_SUCCESS ? drive(*op) : rc);
+  }
   if (!r) {
     return synchronous ? PMPI_Ssend(buf, count, type, dest, tag, comm)
                        : PMPI_Send(buf, count, type, dest, tag, comm);
@@ -110,6 +122,12 @@ int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request* request, bool synchronous) {
   auto r = route(buf, count, type, dest, comm);
+  if (!r && staged(buf, count, dest)) {
+    std::unique_ptr<platform::Operation> op;
+    int rc = p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op);
+    if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
+    return raise(comm, rc);
+  }
   if (!r) {
     return synchronous ? PMPI_Issend(buf, count, type, dest, tag, comm, request)
                        : PMPI_Isend(buf, count, type, dest, tag, comm, request);
@@ -216,6 +234,15 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
     if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm, &st)) {
       return raise(comm, fill_status(st, status));
     }
+    if (staged(buf, count, source)) {
+      std::unique_ptr<platform::Operation> op;
+      int rc = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
+      if (rc == MPI_SUCCESS) {
+        drive(*op);
+        rc = fill_status(op->status(), status);
+      }
+      return raise(comm, rc);
+    }
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
   }
   p2p::RecvOp op(r->channel, r->buffer, source, tag);
@@ -232,6 +259,12 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
     if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm, &st)) {
       return request_start(std::make_unique<DoneOp>(st), comm, request);
     }
+    if (staged(buf, count, source)) {
+      std::unique_ptr<platform::Operation> op;
+      int rc = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
+      if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
+      return raise(comm, rc);
+    }
     return PMPI_Irecv(buf, count, type, source, tag, comm, request);
   }
   auto op = std::make_unique<p2p::RecvOp>(r->channel, r->buffer, source, tag);
@@ -243,7 +276,8 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
              void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
              MPI_Comm comm, MPI_Status* status) {
   if (!route(sendbuf, sendcount, sendtype, dest, comm) &&
-      !route(recvbuf, recvcount, recvtype, source, comm) && protocol_comm(comm) == nullptr) {
+      !route(recvbuf, recvcount, recvtype, source, comm) && protocol_comm(comm) == nullptr &&
+      !staged(sendbuf, sendcount, dest) && !staged(recvbuf, recvcount, source)) {
     return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                          source, recvtag, comm, status);
   }

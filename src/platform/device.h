@@ -35,5 +35,55 @@ bool is_device_pointer(const void* p);
 // processes without a GPU, kDeviceError when the runtime fails.
 Status copy_to_host(void* dst, const void* device_src, uint64_t bytes);
 Status copy_to_device(void* device_dst, const void* src, uint64_t bytes);
+Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t bytes);
+
+// Device and pinned host memory, and a stream, owned RAII-style. A default-constructed object
+// holds nothing; allocate() replaces what it holds.
+class DeviceMemory {
+ public:
+  DeviceMemory() = default;
+  ~DeviceMemory();
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  Status allocate(uint64_t bytes);
+  // Keeps the allocation when it is already large enough.
+  Status reserve(uint64_t bytes) { return bytes <= bytes_ ? Status::kOk : allocate(bytes); }
+  void* get() const { return ptr_; }
+  uint64_t size() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
+class PinnedMemory {
+ public:
+  PinnedMemory() = default;
+  ~PinnedMemory();
+  PinnedMemory(const PinnedMemory&) = delete;
+  PinnedMemory& operator=(const PinnedMemory&) = delete;
+  Status allocate(uint64_t bytes);
+  Status reserve(uint64_t bytes) { return bytes <= bytes_ ? Status::kOk : allocate(bytes); }
+  void* get() const { return ptr_; }
+  uint64_t size() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
+class Stream {
+ public:
+  Stream() = default;
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  Status create();
+  Status synchronize();
+  void* get() const { return handle_; }  // a cudaStream_t / hipStream_t
+
+ private:
+  void* handle_ = nullptr;
+};
 
 }  // namespace mpizip::platform

@@ -104,4 +104,54 @@ Status copy_to_device(void* device_dst, const void* src, uint64_t bytes) {
   return Status::kOk;
 }
 
+Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t bytes) {
+  if (bytes == 0) return Status::kOk;
+  MPIZIP_GPU_CHECK(gpuMemcpy(device_dst, device_src, bytes, gpuMemcpyDeviceToDevice));
+  return Status::kOk;
+}
+
+DeviceMemory::~DeviceMemory() {
+  if (ptr_ != nullptr) (void)gpuFree(ptr_);
+}
+
+Status DeviceMemory::allocate(uint64_t bytes) {
+  if (ptr_ != nullptr) (void)gpuFree(ptr_);
+  ptr_ = nullptr;
+  bytes_ = 0;
+  if (bytes == 0) return Status::kOk;
+  MPIZIP_GPU_CHECK(gpuMalloc(&ptr_, bytes));
+  bytes_ = bytes;
+  return Status::kOk;
+}
+
+PinnedMemory::~PinnedMemory() {
+  if (ptr_ != nullptr) (void)gpuFreeHost(ptr_);
+}
+
+Status PinnedMemory::allocate(uint64_t bytes) {
+  if (ptr_ != nullptr) (void)gpuFreeHost(ptr_);
+  ptr_ = nullptr;
+  bytes_ = 0;
+  if (bytes == 0) return Status::kOk;
+  MPIZIP_GPU_CHECK(gpuMallocHost(&ptr_, bytes));
+  bytes_ = bytes;
+  return Status::kOk;
+}
+
+Stream::~Stream() {
+  if (handle_ != nullptr) (void)gpuStreamDestroy(static_cast<gpuStream_t>(handle_));
+}
+
+Status Stream::create() {
+  gpuStream_t s;
+  MPIZIP_GPU_CHECK(gpuStreamCreateWithFlags(&s, gpuStreamNonBlocking));
+  handle_ = s;
+  return Status::kOk;
+}
+
+Status Stream::synchronize() {
+  MPIZIP_GPU_CHECK(gpuStreamSynchronize(static_cast<gpuStream_t>(handle_)));
+  return Status::kOk;
+}
+
 }  // namespace mpizip::platform

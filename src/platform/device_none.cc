@@ -14,5 +14,14 @@ bool is_device_pointer(const void*) { return false; }
 
 Status copy_to_host(void*, const void*, uint64_t) { return Status::kNoDevice; }
 Status copy_to_device(void*, const void*, uint64_t) { return Status::kNoDevice; }
+Status copy_device_to_device(void*, const void*, uint64_t) { return Status::kNoDevice; }
+
+DeviceMemory::~DeviceMemory() = default;
+Status DeviceMemory::allocate(uint64_t) { return Status::kNoDevice; }
+PinnedMemory::~PinnedMemory() = default;
+Status PinnedMemory::allocate(uint64_t) { return Status::kNoDevice; }
+Stream::~Stream() = default;
+Status Stream::create() { return Status::kNoDevice; }
+Status Stream::synchronize() { return Status::kNoDevice; }
 
 }  // namespace mpizip::platform
