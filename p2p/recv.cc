@@ -28,9 +28,10 @@ RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, int source, int tag) : ch
     }
   }
   // The largest match message any rank sends: core makes eager_bytes the same on every rank.
-  match_buf_.resize(kHeaderBytes + ch_.policy.eager_bytes);
-  post_error_ = PMPI_Irecv(match_buf_.data(), static_cast<int>(match_buf_.size()), MPI_BYTE,
-                           source, tag, ch_.comm, &match_req_);
+  match_capacity_ = kHeaderBytes + ch_.policy.eager_bytes;
+  match_buf_.reset(new uint8_t[match_capacity_]);
+  post_error_ = PMPI_Irecv(match_buf_.get(), static_cast<int>(match_capacity_), MPI_BYTE, source,
+                           tag, ch_.comm, &match_req_);
   if (post_error_ != MPI_SUCCESS) finish(post_error_);
 }
 
@@ -58,7 +59,7 @@ bool RecvOp::advance() {
     if (!flag) return false;
     int bytes = 0;
     PMPI_Get_count(&st, MPI_BYTE, &bytes);
-    on_match(match_buf_.data(), static_cast<uint64_t>(bytes), st.MPI_SOURCE, st.MPI_TAG, true);
+    on_match(match_buf_.get(), static_cast<uint64_t>(bytes), st.MPI_SOURCE, st.MPI_TAG, true);
   }
   if (phase_ == Phase::kBulk) {
     int flag = 1;
@@ -85,7 +86,7 @@ bool RecvOp::cancel() {
     // The match message arrived meanwhile: complete the receive normally.
     int bytes = 0;
     PMPI_Get_count(&st, MPI_BYTE, &bytes);
-    on_match(match_buf_.data(), static_cast<uint64_t>(bytes), st.MPI_SOURCE, st.MPI_TAG, true);
+    on_match(match_buf_.get(), static_cast<uint64_t>(bytes), st.MPI_SOURCE, st.MPI_TAG, true);
     return false;
   }
   status_.cancelled = true;
@@ -211,8 +212,7 @@ void RecvOp::deliver(const uint8_t* payload) {
 void RecvOp::finish(int error) {
   status_.error = error;
   phase_ = Phase::kDone;
-  match_buf_.clear();
-  match_buf_.shrink_to_fit();
+  match_buf_.reset();
   bulk_buf_.clear();
   bulk_buf_.shrink_to_fit();
   probed_.reset();

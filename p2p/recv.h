@@ -38,7 +38,8 @@ class RecvOp : public platform::Operation {
   Phase phase_ = Phase::kMatch;
   int post_error_ = 0;
   MPI_Request match_req_ = MPI_REQUEST_NULL;
-  std::vector<uint8_t> match_buf_;
+  std::unique_ptr<uint8_t[]> match_buf_;  // not zero-filled: MPI writes what it receives
+  size_t match_capacity_ = 0;
   std::unique_ptr<ProbedMessage> probed_;
   MatchHeader header_{};
   std::vector<MPI_Request> bulk_reqs_;

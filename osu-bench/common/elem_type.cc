@@ -1,5 +1,6 @@
 #include "osu-bench/common/elem_type.h"
 
+#include <dlfcn.h>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -86,20 +87,41 @@ std::optional<ElemType> elem_type_from_name(std::string_view name) {
 
 size_t elem_type_size(ElemType t) { return kTypes[size_t(t)].size; }
 
+// MPIZip's datatype for a narrow float type when MPIZip is loaded (found at run time, so the same
+// binary runs without it); MPI_DATATYPE_NULL otherwise. Valid after MPI_Init.
+MPI_Datatype mpizip_type(const char* symbol) {
+  auto* handle = static_cast<MPI_Datatype*>(dlsym(RTLD_DEFAULT, symbol));
+  return handle != nullptr ? *handle : MPI_DATATYPE_NULL;
+}
+
 MpiType mpi_type_of(ElemType t) {
+  struct Narrow {
+    const char* symbol;
+    const char* name;
+    MPI_Datatype fallback;
+    const char* fallback_name;
+  };
+  static const Narrow narrow[] = {
+      {"MPIZip_bf16", "MPIZIP_BF16", MPI_UINT16_T, "MPI_UINT16_T"},
+      {"MPIZip_fp16", "MPIZIP_FP16", MPI_UINT16_T, "MPI_UINT16_T"},
+      {"MPIZip_fp8_e4m3", "MPIZIP_FP8_E4M3", MPI_UINT8_T, "MPI_UINT8_T"},
+      {"MPIZip_fp8_e5m2", "MPIZIP_FP8_E5M2", MPI_UINT8_T, "MPI_UINT8_T"},
+  };
+  int k = -1;
   switch (t) {
     case ElemType::kFloat:
       return {MPI_FLOAT, "MPI_FLOAT", false};
     case ElemType::kDouble:
       return {MPI_DOUBLE, "MPI_DOUBLE", false};
-    case ElemType::kBf16:
-    case ElemType::kFp16:
-      return {MPI_UINT16_T, "MPI_UINT16_T", true};
-    case ElemType::kFp8E4M3:
-    case ElemType::kFp8E5M2:
-      return {MPI_UINT8_T, "MPI_UINT8_T", true};
+    case ElemType::kBf16: k = 0; break;
+    case ElemType::kFp16: k = 1; break;
+    case ElemType::kFp8E4M3: k = 2; break;
+    case ElemType::kFp8E5M2: k = 3; break;
   }
-  return {MPI_DATATYPE_NULL, "?", false};
+  if (k < 0) return {MPI_DATATYPE_NULL, "?", false};
+  MPI_Datatype own = mpizip_type(narrow[k].symbol);
+  if (own != MPI_DATATYPE_NULL) return {own, narrow[k].name, true};
+  return {narrow[k].fallback, narrow[k].fallback_name, true};
 }
 
 uint16_t float_to_bf16(float x) { return uint16_t(float_to_narrow(x, kBf16)); }

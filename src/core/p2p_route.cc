@@ -30,7 +30,10 @@ struct Route {
 // Protocol when MPIZip is active, the communicator has the protocol and the datatype is a protocol
 // datatype; everything else (including invalid arguments, which MPI reports) passes through.
 std::optional<Route> route(const void* buf, int count, MPI_Datatype type, int peer, MPI_Comm comm) {
-  if (!active() || count < 0 || peer == MPI_PROC_NULL || comm == MPI_COMM_NULL) return std::nullopt;
+  if (!protocol_job_on() || !active() || count < 0 || peer == MPI_PROC_NULL ||
+      comm == MPI_COMM_NULL) {
+    return std::nullopt;
+  }
   CommState* s = comm_state_find(comm);
   auto dtype = protocol_dtype(s, comm, type);
   if (!dtype) return std::nullopt;
@@ -48,12 +51,13 @@ std::optional<Route> route(const void* buf, int count, MPI_Datatype type, int pe
 // A device buffer outside the protocol: staged through host memory by each side, since the MPI
 // library cannot read GPU memory.
 bool staged(const void* buf, int count, int peer) {
-  return active() && count > 0 && peer != MPI_PROC_NULL && platform::is_device_pointer(buf);
+  return platform::has_gpu() && active() && count > 0 && peer != MPI_PROC_NULL &&
+         platform::is_device_pointer(buf);
 }
 
 // The communicator has the protocol: probes and receives must look at its probed queue.
 CommState* protocol_comm(MPI_Comm comm) {
-  if (!active() || comm == MPI_COMM_NULL) return nullptr;
+  if (!protocol_job_on() || !active() || comm == MPI_COMM_NULL) return nullptr;
   CommState* s = comm_state_find(comm);
   return s != nullptr && s->protocol.load(std::memory_order_acquire) ? s : nullptr;
 }

@@ -27,6 +27,9 @@ std::string gpu_backend();
 // The visible GPUs; empty with the reason in `why_none` when there are none.
 std::vector<GpuInfo> gpus(std::string* why_none);
 
+// True when this process sees a GPU (probed once; cheap after the first call).
+bool has_gpu();
+
 // True when `p` points to device memory (or managed memory) of any GPU. False for host memory and
 // in builds or processes without a GPU.
 bool is_device_pointer(const void* p);

@@ -73,6 +73,8 @@ std::vector<GpuInfo> gpus(std::string* why_none) {
   return out;
 }
 
+bool has_gpu() { return device_count(nullptr) > 0; }
+
 bool is_device_pointer(const void* p) {
   if (p == nullptr || device_count(nullptr) == 0) return false;
 #if defined(MPIZIP_HIP)

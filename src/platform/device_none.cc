@@ -10,6 +10,8 @@ std::vector<GpuInfo> gpus(std::string* why_none) {
   return {};
 }
 
+bool has_gpu() { return false; }
+
 bool is_device_pointer(const void*) { return false; }
 
 Status copy_to_host(void*, const void*, uint64_t) { return Status::kNoDevice; }
