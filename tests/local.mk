@@ -2,14 +2,16 @@
 # preload), GPU tests (tests/gpu, run on a GPU machine by tests/gpu/run.sh), fuzz targets.
 
 # MPI integration: programs built here, driven by shell scripts that launch them.
-check_PROGRAMS += tests/mpi/smoke tests/mpi/threads tests/mpi/p2p_semantics
+check_PROGRAMS += tests/mpi/smoke tests/mpi/threads tests/mpi/p2p_semantics tests/mpi/p2p_soak
 tests_mpi_smoke_SOURCES = tests/mpi/smoke.c
 tests_mpi_threads_SOURCES = tests/mpi/threads.cc
 tests_mpi_p2p_semantics_SOURCES = tests/mpi/p2p_semantics.c
 tests_mpi_p2p_semantics_LDADD = -ldl
+tests_mpi_p2p_soak_SOURCES = tests/mpi/p2p_soak.c
 TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
-	tests/mpi/no_init.sh tests/mpi/p2p_semantics.sh tests/readme_settings.sh
-EXTRA_DIST += tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
+	tests/mpi/no_init.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh \
+	tests/readme_settings.sh
+EXTRA_DIST += tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
 	tests/mpi/settings.sh tests/mpi/no_init.sh
 
 if HAVE_GTEST
