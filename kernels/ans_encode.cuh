@@ -1,0 +1,356 @@
+// The GPU encoder: one 32-lane group codes one block of one symbol plane, start to finish, inside a
+// single launch. Phases per block: split (symbols to shared memory, raw bits to the stream,
+// presence and sampled counts), table (frequencies normalised in the group), rANS encode (groups
+// of 32 symbols walked backward, renormalisation words compacted with a ballot), look-back (the
+// block's place in the stream), write-out. The fused kernel also writes the header and raw section;
+// the encode-only kernel leaves them to the split kernel (kernels/split_kernel.cuh).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/ans_table.cuh"
+#include "kernels/bytes.cuh"
+#include "kernels/codec_gpu.h"
+#include "kernels/format.h"
+#include "kernels/lanes.cuh"
+#include "kernels/scan_state.cuh"
+#include "kernels/split.cuh"
+
+namespace mpizip::kernels::encode {
+
+using format::DType;
+
+// Counts come from every kSample-th symbol of a block (presence from all of them): the frequency
+// estimate of 1/4 of 16384 symbols costs under 0.05% of ratio and saves most shared atomics.
+inline constexpr int kSample = 4;
+// Inputs of at most this many bytes are sent STORED: a coded block carries ~200 bytes of states
+// and table, more than coding saves on them.
+inline constexpr uint64_t kStoredMaxBytes = 1024;
+// Chunks of 16 bytes each lane loads ahead in the split phase.
+inline constexpr int kBatch = 8;
+
+struct Item {
+  const uint8_t* src;
+  uint64_t count;  // elements
+  uint8_t* dst;
+  uint64_t cap;    // bytes
+};
+
+struct Params {
+  Item item[scan::kMaxItems];
+  uint32_t first[scan::kMaxItems + 1];  // item i owns tickets [first[i], first[i + 1])
+  uint64_t stored;                      // bit i: item i is written STORED
+  int n;
+  int log2_block;
+  int prob_bits;
+  bool checksum;
+  scan::State* state;
+  uint64_t* entries;  // look-back entries, one per ticket
+  gpu::DeviceResult* results;
+};
+
+// Shared memory of one group: symbols of the block [0, B), renormalisation words growing down from
+// 3B/2 into the space the consumed symbols free, the encode table, presence flags.
+// Why B/2 extra bytes suffice: a symbol of frequency f >= 1 grows the state by at most
+// log2(M / f) + 2^(PB-16) bits <= 11.05 bits (PB <= 11), and each word takes 16 bits out, so the
+// words of groups g..G-1 take at most 1.38 * 32 (G - g) + 64 bytes: below the B/2 + 32 (G - g)
+// bytes free above group g's symbols whenever B >= 1024. Hence PB <= 11 on the GPU.
+__host__ __device__ constexpr uint32_t group_smem_bytes(int log2_block) {
+  return 3u * (1u << log2_block) / 2 + 256 * 16 + 256;
+}
+
+__device__ inline void write_header(uint8_t* dst, DType t, uint64_t count, uint8_t flags, int lb, int pb,
+                                    uint64_t raw_bytes) {
+  const int l = lanes::lane();
+  uint32_t w = 0;
+  switch (l) {
+    case 0: w = 0x315A504Du; break;  // "MPZ1"
+    case 1: w = format::kVersion | (uint32_t{static_cast<uint8_t>(t)} << 8) | (uint32_t{flags} << 16) |
+                (uint32_t(lb) << 24); break;
+    case 2: w = static_cast<uint32_t>(count); break;
+    case 3: w = static_cast<uint32_t>(count >> 32); break;
+    case 4: w = static_cast<uint32_t>(raw_bytes); break;
+    case 5: w = static_cast<uint32_t>(raw_bytes >> 32); break;
+    case 6: w = uint32_t(pb) | (uint32_t(format::planes(t)) << 8); break;
+    default: break;
+  }
+  if (l < 8) bytes::st32<false>(dst + 4 * l, w);
+}
+
+template <DType T, bool kFused, bool kAligned>
+struct BlockEncoder {
+  using C = split::Chunk<T>;
+  static constexpr int kEb = static_cast<int>(format::elem_bytes(T));
+
+  const Params& p;
+  uint8_t* buf;      // symbols, then words
+  uint4* table;      // per symbol: {m', x_max, M - f, c << 5 | k}
+  uint8_t* flags;
+  uint32_t* counts;  // aliases table until the table is built
+
+  // One chunk: its symbols to buf (local chunk c), presence and sampled counts, raw bits, and its
+  // checksum terms.
+  __device__ __forceinline__ uint64_t split_chunk(const Item& it, int plane, uint64_t gc, uint32_t c, uint32_t n,
+                                  const uint32_t (&in)[4], bool write_raw, bool sum) {
+    uint32_t sym[2][4], raw[2][2];
+    C::split(in, sym, raw);
+    uint32_t s[4];
+#pragma unroll
+    for (int w = 0; w < 4; ++w) s[w] = plane ? sym[C::kPlanes - 1][w] : sym[0][w];
+    bytes::st_n<true>(buf + c * C::kSyms, C::kSyms, s);
+#pragma unroll
+    for (int q = 0; q < C::kSyms; ++q) {
+      if (c * C::kSyms + q < n) {
+        const uint32_t v = (s[q / 4] >> (8 * (q % 4))) & 0xFF;
+        flags[v] = 1;
+        if (q % kSample == 0) atomicAdd(&counts[v], 1u);
+      }
+    }
+    if (write_raw) split::store_raw<T, kAligned>(it.dst, it.count, gc, raw);
+    uint64_t h = 0;
+    if (sum) {
+      const uint64_t nbytes = it.count * kEb, off = gc * 16;
+#pragma unroll
+      for (int w = 0; w < 4; ++w)
+        if (off + 4 * w < nbytes) h += format::mix64(((off / 4 + w) << 32) | in[w]);
+    }
+    return h;
+  }
+
+  // Phase 1: symbols of plane `plane` for symbols [k B, k B + n) to buf; raw bits and checksum terms
+  // too when this is plane 0 of the fused kernel.
+  __device__ __forceinline__ uint64_t split(const Item& it, int plane, uint64_t k, uint32_t n, bool write_raw, bool sum) {
+    const int lane = lanes::lane();
+    for (int i = lane; i < 256 / 4 + 256 / 16; i += lanes::kLanes) {
+      if (i < 64) reinterpret_cast<uint4*>(counts)[i] = make_uint4(0, 0, 0, 0);
+      else reinterpret_cast<uint4*>(flags)[i - 64] = make_uint4(0, 0, 0, 0);
+    }
+    lanes::sync();
+    const uint64_t nbytes = it.count * kEb;
+    const uint64_t chunk0 = (k << p.log2_block) / C::kSyms;
+    const uint32_t nch = (n + C::kSyms - 1) / C::kSyms;
+    uint64_t h = 0;
+    // Chunks go in batches of kBatch per lane, the next batch's loads in flight while this one is
+    // split: a group keeps 4 KiB of loads in flight, which covers the memory latency.
+    constexpr uint32_t kStep = lanes::kLanes * kBatch;
+    uint32_t in[2][kBatch][4];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+      if (lane + lanes::kLanes * u < nch) split::load_input<kAligned>(it.src, nbytes, chunk0 + lane + lanes::kLanes * u, in[0][u]);
+    for (uint32_t c0 = 0; c0 < nch; c0 += 2 * kStep) {
+#pragma unroll
+      for (int b = 0; b < 2; ++b) {
+        const uint32_t cb = c0 + b * kStep + lane;
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const uint32_t c = cb + kStep + lanes::kLanes * u;
+          if (c < nch) split::load_input<kAligned>(it.src, nbytes, chunk0 + c, in[b ^ 1][u]);
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const uint32_t c = cb + lanes::kLanes * u;
+          if (c < nch) h += split_chunk(it, plane, chunk0 + c, c, n, in[b][u], write_raw, sum);
+        }
+      }
+    }
+    lanes::sync();
+    return h;
+  }
+
+  // Phase 2: the table, from presence flags and sampled counts.
+  __device__ __forceinline__ ans::Table build_table() {
+    const int lane = lanes::lane();
+    uint32_t cnt[ans::kSymsPerLane];
+    bool present[ans::kSymsPerLane];
+#pragma unroll
+    for (int j = 0; j < ans::kSymsPerLane; ++j) {
+      cnt[j] = counts[lane + 32 * j];
+      present[j] = flags[lane + 32 * j] != 0;
+    }
+    lanes::sync();  // counts alias the table
+    ans::Table t;
+    ans::normalize(cnt, present, p.prob_bits, t);
+    t.cumulate();
+    const uint32_t m = 1u << p.prob_bits;
+#pragma unroll
+    for (int j = 0; j < ans::kSymsPerLane; ++j) {
+      const uint32_t f = t.f[j];
+      if (f) {
+        // floor(x / f) = (x + umulhi(x, m')) >> k with m' = ceil(2^(32+k) / f) - 2^32, k = ceil(log2 f):
+        // exact for every x < f << (32 - PB) (the encoder's state after renormalisation).
+        const uint32_t kk = f == 1 ? 0 : 32 - __clz(f - 1);
+        // In double: the quotient's rounding error (< 2^-19) is below its distance to the next
+        // integer (>= 1/f) unless it is one, so the ceiling is exact.
+        const double q = ceil(static_cast<double>(uint64_t{1} << (32 + kk)) / f);
+        const uint32_t mp = static_cast<uint32_t>(static_cast<uint64_t>(q) - (uint64_t{1} << 32));
+        const uint64_t xmax = uint64_t{f} << (32 - p.prob_bits);
+        table[lane + 32 * j] = make_uint4(mp, xmax > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(xmax),
+                                          m - f, (t.c[j] << 5) | kk);
+      }
+    }
+    lanes::sync();
+    return t;
+  }
+
+  // Phase 3: rANS over buf[0, n), groups last to first; returns the byte offset in buf of the first
+  // word (words end at 3B/2) and leaves the lane's final state in x.
+  __device__ __forceinline__ uint32_t encode(uint32_t n, uint32_t& x) {
+    const uint32_t top = 3u * (1u << p.log2_block) / 2;
+    uint32_t pos = top;
+    x = format::kAnsLow;
+    const int g_last = static_cast<int>((n + 31) / 32) - 1;
+    const uint32_t lt = lanes::mask_lt();
+    auto step = [&](const uint4& e, bool active) {
+      const bool emit = active && x >= e.y;
+      const uint32_t b = lanes::ballot(emit);
+      pos -= 2 * lanes::popc(b);
+      if (emit) *reinterpret_cast<uint16_t*>(buf + pos + 2 * lanes::popc(b & lt)) = static_cast<uint16_t>(x);
+      x = emit ? x >> 16 : x;
+      if (active) {
+        const uint32_t q = __funnelshift_r(x + __umulhi(x, e.x), 0, e.w);
+        x += q * e.z + (e.w >> 5);
+      }
+    };
+    const int lane = lanes::lane();
+    const bool last_active = g_last * 32 + lane < static_cast<int>(n);
+    step(table[last_active ? buf[g_last * 32 + lane] : 0], last_active);
+    // Symbols and table entries are loaded four groups ahead of their use: words written at group
+    // g never reach the symbols of groups below g (see group_smem_bytes), so loading early is
+    // safe, and it keeps the loads off the state's dependency chain.
+    int g = g_last - 1;
+    uint4 next[4];
+    if (g >= 3) {
+#pragma unroll
+      for (int u = 0; u < 4; ++u) next[u] = table[buf[(g - u) * 32 + lane]];
+    }
+    for (; g >= 3; g -= 4) {
+      uint4 e[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) e[u] = next[u];
+      if (g >= 7) {
+#pragma unroll
+        for (int u = 0; u < 4; ++u) next[u] = table[buf[(g - 4 - u) * 32 + lane]];
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) step(e[u], true);
+    }
+    for (; g >= 0; --g) step(table[buf[g * 32 + lane]], true);
+    lanes::sync();
+    return pos;
+  }
+
+  // Phase 5: the block at dst (its final place): bitmap, frequencies, states, words, padding.
+  __device__ __forceinline__ void write(uint8_t* dst, const ans::Table& t, uint32_t x, uint32_t pos, uint32_t hb, uint32_t size) {
+    const int lane = lanes::lane();
+    const uint32_t top = 3u * (1u << p.log2_block) / 2, nw = (top - pos) / 2;
+    uint32_t bmw = 0;
+#pragma unroll
+    for (int j = 0; j < ans::kSymsPerLane; ++j) bmw = lane == j ? t.bm[j] : bmw;
+    if (lane < 8) bytes::st32<kAligned>(dst + 4 * lane, bmw);
+#pragma unroll
+    for (int j = 0; j < ans::kSymsPerLane; ++j)
+      if (t.f[j]) bytes::st16<kAligned>(dst + 32 + 2 * t.rank(j), t.f[j]);
+    if (lane == 0 && (t.nsym & 1)) bytes::st16<kAligned>(dst + 32 + 2 * t.nsym, 0);
+    bytes::st32<kAligned>(dst + hb - 128 + 4 * lane, x);
+    for (uint32_t w = lane; w < nw; w += lanes::kLanes)
+      bytes::st16<kAligned>(dst + hb + 2 * w, *reinterpret_cast<const uint16_t*>(buf + pos + 2 * w));
+    const uint32_t end = hb + 2 * nw;
+    if (end + lane < size) dst[end + lane] = 0;
+  }
+};
+
+// The kernel's body: each group takes block tickets until none is left; the last group to finish
+// publishes the results.
+template <DType T, bool kFused, bool kAligned>
+__device__ void run(const Params& p, uint8_t* smem) {
+  constexpr int kEb = static_cast<int>(format::elem_bytes(T));
+  const int lane = lanes::lane();
+  const uint32_t epoch = scan::launch_epoch(p.state);
+  uint8_t* gs = smem + lanes::group() * group_smem_bytes(p.log2_block);
+  const uint32_t bsz = 1u << p.log2_block;
+  BlockEncoder<T, kFused, kAligned> enc{p, gs, reinterpret_cast<uint4*>(gs + 3 * bsz / 2),
+                                        gs + 3 * bsz / 2 + 256 * 16,
+                                        reinterpret_cast<uint32_t*>(gs + 3 * bsz / 2)};
+  for (;;) {
+    const uint32_t t = scan::take_ticket(p.state);
+    if (t >= p.first[p.n]) break;
+    int i = 0;
+    while (t >= p.first[i + 1]) ++i;
+    const Item& it = p.item[i];
+    const uint32_t j = t - p.first[i];
+    const uint64_t nbytes = it.count * kEb;
+    if ((p.stored >> i) & 1) {
+      // Tiny input: header and the original bytes, written whole by the split stage when not fused.
+      const bool fits = format::kHeaderBytes + nbytes <= it.cap;
+      if (kFused && fits) {
+        write_header(it.dst, T, it.count, format::kFlagStored, p.log2_block, p.prob_bits, 0);
+        for (uint64_t b = lane; b < nbytes; b += lanes::kLanes) it.dst[format::kHeaderBytes + b] = it.src[b];
+      }
+      if (lane == 0) {
+        if (!fits) scan::record_error(p.state, i, static_cast<int32_t>(Status::kTruncated));
+        p.results[i].size = format::kHeaderBytes + nbytes;
+      }
+      continue;
+    }
+    const uint64_t nsym = format::symbols_per_plane(T, it.count);
+    const uint64_t nbpp = format::blocks_per_plane(T, it.count, p.log2_block);
+    const uint64_t nblocks = format::planes(T) * nbpp;
+    const int plane = static_cast<int>(j / nbpp);
+    const uint64_t k = j % nbpp;
+    const uint32_t n = static_cast<uint32_t>(min(uint64_t{bsz}, nsym - (k << p.log2_block)));
+    const uint64_t co = format::coded_offset(T, it.count);
+    const uint64_t data_off = co + format::block_data_offset(T, it.count, p.log2_block);
+    const bool room = data_off <= it.cap;
+
+    const uint64_t h = enc.split(it, plane, k, n, kFused && plane == 0 && room, p.checksum && plane == 0);
+    if (p.checksum && plane == 0) {
+      const uint64_t hs = lanes::sum(h);
+      if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(&p.state->checksum[i]), hs);
+    }
+    const ans::Table tab = enc.build_table();
+    uint32_t x;
+    const uint32_t pos = enc.encode(n, x);
+    const uint32_t hb = static_cast<uint32_t>(format::align_up(32 + 2 * tab.nsym, 4)) + 128;
+    const uint32_t size = static_cast<uint32_t>(format::align_up(hb + (3 * bsz / 2 - pos)));
+
+    if (lane == 0) scan::publish(p.entries, t, epoch, scan::kFlagAggregate, size);
+    const uint64_t off = scan::look_back(p.entries, p.first[i], t, epoch);
+    if (lane == 0) scan::publish(p.entries, t, epoch, scan::kFlagInclusive, off + size);
+
+    if (!room || data_off + off + size > it.cap) {
+      if (lane == 0) scan::record_error(p.state, i, static_cast<int32_t>(Status::kTruncated));
+      continue;
+    }
+    enc.write(it.dst + data_off + off, tab, x, pos, hb, size);
+    uint8_t* coded = it.dst + co;
+    if (lane == 0) bytes::st64<kAligned>(coded + 16 + 8 * j, off + size);
+    if (j == 0) {
+      if (kFused) {
+        write_header(it.dst, T, it.count, p.checksum ? format::kFlagChecksum : 0, p.log2_block, p.prob_bits,
+                     format::raw_bytes(T, it.count));
+        split::zero_raw_padding<T>(it.dst, it.count, lane);
+      }
+      const uint64_t tbl_end = 16 + 8 * nblocks, pad_end = data_off - co;
+      if (tbl_end + lane < pad_end) coded[tbl_end + lane] = 0;
+      if (lane == 0) bytes::st64<kAligned>(coded + 8, 0);
+    }
+    if (j == nblocks - 1 && lane == 0) {
+      const uint64_t coded_bytes = data_off - co + off + size;
+      bytes::st64<kAligned>(coded, coded_bytes);
+      p.results[i].size = co + coded_bytes;
+    }
+  }
+  if (!scan::finish(p.state)) return;
+  // The last group: every other group's writes are visible. Checksums and statuses go out.
+  for (int i = lane; i < p.n; i += lanes::kLanes) {
+    const int32_t err = p.state->err[i];
+    const Item& it = p.item[i];
+    if (!err && p.checksum && !((p.stored >> i) & 1))
+      bytes::st64<false>(it.dst + format::coded_offset(T, it.count) + 8, p.state->checksum[i]);
+    if (err) p.results[i].size = 0;
+    p.results[i].status = err;
+  }
+  scan::reset(p.state, p.n, epoch);
+}
+
+}  // namespace mpizip::kernels::encode

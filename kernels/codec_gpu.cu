@@ -1,0 +1,274 @@
+// Host side of the GPU codec (kernels/codec_gpu.h): argument checks, launch shapes, and the one
+// place where the runtime element type picks a kernel instantiation.
+#include "kernels/codec_gpu.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/ans_decode.cuh"
+#include "kernels/ans_encode.cuh"
+#include "kernels/split_stage.cuh"
+#include "src/platform/gpu.h"
+
+namespace mpizip::kernels::gpu {
+
+using format::DType;
+
+namespace {
+
+// Encoder: one 32-lane group per CTA (two on a 64-wide wavefront): a group needs up to 28 KiB of
+// shared memory, so CTAs of one group pack the multiprocessor best. Decoder: 4 groups per CTA.
+constexpr int kEncThreads = MPIZIP_WARP_SIZE;
+constexpr int kEncGroups = kEncThreads / lanes::kLanes;
+constexpr int kDecThreads = 128;
+constexpr int kDecGroups = kDecThreads / lanes::kLanes;
+constexpr int kSplitThreads = 256;
+constexpr int kDefaultProbBits = 11;
+constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
+
+template <DType T, bool kFused, bool kAligned>
+__global__ void __launch_bounds__(kEncThreads) encode_kernel(const MPIZIP_GRID_CONSTANT encode::Params p) {
+  extern __shared__ uint4 smem[];
+  encode::run<T, kFused, kAligned>(p, reinterpret_cast<uint8_t*>(smem));
+}
+
+// Decoder CTAs that fit a multiprocessor's shared memory (6; fp64's two tables: 3); the register
+// cap lets them all reside, since the rANS chains are latency-bound and resident groups are what
+// hides the latency. fp32 keeps a few more registers (4 chunks a lane per window), at 5.
+template <DType T>
+constexpr int kDecMinCtas = T == DType::kFp64 ? 3 : T == DType::kFp32 ? 5 : 6;
+
+template <DType T, bool kAligned>
+__global__ void __launch_bounds__(kDecThreads, kDecMinCtas<T>) decode_kernel(const MPIZIP_GRID_CONSTANT decode::Params p) {
+  extern __shared__ uint4 smem[];
+  decode::run<T, kAligned>(p, reinterpret_cast<uint8_t*>(smem));
+}
+
+template <DType T, bool kAligned>
+__global__ void __launch_bounds__(kSplitThreads) split_kernel(const split::StageParams p) {
+  split::run_stage<T, kAligned>(p);
+}
+
+// Calls f with std::integral_constant<DType, t>: the only switch over element types.
+template <typename F>
+Status dispatch(DType t, F&& f) {
+  switch (t) {
+    case DType::kBf16: return f(std::integral_constant<DType, DType::kBf16>{});
+    case DType::kFp16: return f(std::integral_constant<DType, DType::kFp16>{});
+    case DType::kFp32: return f(std::integral_constant<DType, DType::kFp32>{});
+    case DType::kFp64: return f(std::integral_constant<DType, DType::kFp64>{});
+    case DType::kE4m3: return f(std::integral_constant<DType, DType::kE4m3>{});
+    case DType::kE5m2: return f(std::integral_constant<DType, DType::kE5m2>{});
+  }
+  return Status::kInvalidArgument;
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// CTAs of `kernel` that fit on the whole GPU at once, for `smem` bytes of dynamic shared memory.
+// Probed once per kernel, device and size: the hot path then costs a map lookup.
+// The kernel's dynamic shared-memory limit is raised once to `smem_max`, the most any of its
+// launches uses, so that a smaller launch never lowers it under a later larger one.
+Status resident_ctas(const void* kernel, int threads, uint32_t smem, uint32_t smem_max, int* out) {
+  static std::mutex mu;
+  static std::map<std::pair<std::pair<const void*, int>, uint32_t>, int> cache;
+  int dev = 0;
+  MPIZIP_GPU_CHECK(gpuGetDevice(&dev));
+  const auto key = std::make_pair(std::make_pair(kernel, dev), smem);
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache.find(key); it != cache.end()) {
+    *out = it->second;
+    return Status::kOk;
+  }
+  int sms = 0, per_sm = 0;
+  MPIZIP_GPU_CHECK(gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, dev));
+  MPIZIP_GPU_CHECK(gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_max)));
+  MPIZIP_GPU_CHECK(gpuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  *out = cache[key] = std::max(1, sms * per_sm);
+  return Status::kOk;
+}
+
+int grid_for(uint64_t work_ctas, int resident, int max_ctas) {
+  uint64_t g = std::min<uint64_t>(std::max<uint64_t>(work_ctas, 1), static_cast<uint64_t>(resident));
+  if (max_ctas > 0) g = std::min<uint64_t>(g, static_cast<uint64_t>(max_ctas));
+  return static_cast<int>(g);
+}
+
+bool stored_form(DType t, uint64_t count) { return count * format::elem_bytes(t) <= encode::kStoredMaxBytes; }
+
+uint64_t tickets(DType t, uint64_t count, int lb) {
+  return stored_form(t, count) ? 1 : format::total_blocks(t, count, lb);
+}
+
+bool options_valid(const EncodeOptions& opt) {
+  return (opt.log2_block == 0 || (opt.log2_block >= format::kMinLog2Block && opt.log2_block <= format::kMaxLog2Block)) &&
+         (opt.prob_bits == 0 || (opt.prob_bits >= format::kMinProbBits && opt.prob_bits <= kMaxGpuProbBits)) &&
+         opt.max_ctas >= 0;
+}
+
+Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uint64_t workspace_bytes,
+                     DeviceResult* results, const EncodeOptions& opt, void* stream, bool fused) {
+  if (!buffers || n < 1 || n > kMaxBatch || !workspace || !aligned16(workspace) || !results ||
+      !format::dtype_valid(static_cast<uint8_t>(t)) || !options_valid(opt))
+    return Status::kInvalidArgument;
+  uint64_t max_count = 0;
+  for (int i = 0; i < n; ++i) {
+    if ((!buffers[i].src && buffers[i].count) || !buffers[i].dst) return Status::kInvalidArgument;
+    max_count = std::max(max_count, buffers[i].count);
+  }
+  if (max_count > (uint64_t{1} << 58)) return Status::kInvalidArgument;
+  static_assert(sizeof(encode::Params) <= 4096, "kernel parameters fit the launch limit");
+  encode::Params p{};
+  p.n = n;
+  p.log2_block = resolve_log2_block(t, max_count, opt);
+  p.prob_bits = resolve_prob_bits(opt);
+  p.checksum = opt.checksum;
+  bool aligned = true;
+  uint64_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    const Buffer& b = buffers[i];
+    p.item[i] = {static_cast<const uint8_t*>(b.src), b.count, static_cast<uint8_t*>(b.dst), b.dst_capacity};
+    if (stored_form(t, b.count)) p.stored |= uint64_t{1} << i;
+    p.first[i] = static_cast<uint32_t>(total);
+    total += tickets(t, b.count, p.log2_block);
+    aligned = aligned && aligned16(b.src) && aligned16(b.dst);
+  }
+  if (total >= (uint64_t{1} << 31) || workspace_bytes < scan::kStateBytes + 8 * total) return Status::kInvalidArgument;
+  p.first[n] = static_cast<uint32_t>(total);
+  p.state = static_cast<scan::State*>(workspace);
+  p.entries = reinterpret_cast<uint64_t*>(static_cast<uint8_t*>(workspace) + scan::kStateBytes);
+  p.results = results;
+  const uint32_t smem = kEncGroups * encode::group_smem_bytes(p.log2_block);
+  return dispatch(t, [&](auto tag) -> Status {
+    constexpr DType T = decltype(tag)::value;
+    const void* k = nullptr;
+    if (fused) k = aligned ? (const void*)encode_kernel<T, true, true> : (const void*)encode_kernel<T, true, false>;
+    else k = aligned ? (const void*)encode_kernel<T, false, true> : (const void*)encode_kernel<T, false, false>;
+    int resident = 0;
+    MPIZIP_CHECK(resident_ctas(k, kEncThreads, smem, kEncGroups * encode::group_smem_bytes(format::kMaxLog2Block),
+                               &resident));
+    const int grid = grid_for((total + kEncGroups - 1) / kEncGroups, resident, opt.max_ctas);
+    void* args[] = {&p};
+    MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(grid), dim3(kEncThreads), args, smem, static_cast<gpuStream_t>(stream)));
+    return Status::kOk;
+  });
+}
+
+}  // namespace
+
+uint64_t max_compressed_size(DType t, uint64_t count) {
+  uint64_t m = 0;
+  for (int lb = format::kMinLog2Block; lb <= format::kMaxLog2Block; ++lb)
+    m = std::max(m, format::max_stream_bytes(t, count, lb));
+  return m;
+}
+
+int resolve_log2_block(DType t, uint64_t count, const EncodeOptions& opt) {
+  if (opt.log2_block) return opt.log2_block;
+  // Blocks of 16384 symbols reach the ratio targets (their 200 bytes of states and table cost
+  // 0.6%); smaller inputs take smaller blocks, at least ~2048 of them (16 per multiprocessor):
+  // a block's time is its serial rANS chain, so latency needs many short blocks (measured on the
+  // H200: 16 MB of bf16 compresses in 43 us with 4096-symbol blocks, 79 us with 16384).
+  const uint64_t per = format::symbols_per_plane(t, count) / 2048;
+  int lb = format::kMinLog2Block;
+  while (lb < 14 && (uint64_t{1} << (lb + 1)) <= per) ++lb;
+  return lb;
+}
+
+int resolve_prob_bits(const EncodeOptions& opt) { return opt.prob_bits ? opt.prob_bits : kDefaultProbBits; }
+
+uint64_t workspace_bytes(DType t, uint64_t total_count) {
+  const uint64_t blocks = format::planes(t) * (format::symbols_per_plane(t, total_count) / 1024 + kMaxBatch);
+  return scan::kStateBytes + 8 * blocks;
+}
+
+Status workspace_init(void* workspace, uint64_t bytes, void* stream) {
+  if (!workspace || bytes < scan::kStateBytes) return Status::kInvalidArgument;
+  MPIZIP_GPU_CHECK(gpuMemsetAsync(workspace, 0, bytes, static_cast<gpuStream_t>(stream)));
+  return Status::kOk;
+}
+
+Status split(DType t, const void* src, uint64_t count, void* dst, uint64_t dst_capacity, const EncodeOptions& opt,
+             void* stream, void* split_done) {
+  if ((!src && count) || !dst || !format::dtype_valid(static_cast<uint8_t>(t)) || !options_valid(opt) ||
+      count > (uint64_t{1} << 58))
+    return Status::kInvalidArgument;
+  split::StageParams p{static_cast<const uint8_t*>(src), count, static_cast<uint8_t*>(dst), dst_capacity,
+                       stored_form(t, count), resolve_log2_block(t, count, opt), resolve_prob_bits(opt), opt.checksum};
+  const bool aligned = aligned16(src) && aligned16(dst);
+  MPIZIP_CHECK(dispatch(t, [&](auto tag) -> Status {
+    constexpr DType T = decltype(tag)::value;
+    const void* k = aligned ? (const void*)split_kernel<T, true> : (const void*)split_kernel<T, false>;
+    int resident = 0;
+    MPIZIP_CHECK(resident_ctas(k, kSplitThreads, 0, 0, &resident));
+    const uint64_t chunks = (count * format::elem_bytes(t) + 15) / 16;
+    const int grid = grid_for((chunks + kSplitThreads - 1) / kSplitThreads, resident, opt.max_ctas);
+    void* args[] = {&p};
+    MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(grid), dim3(kSplitThreads), args, 0, static_cast<gpuStream_t>(stream)));
+    return Status::kOk;
+  }));
+  if (split_done)
+    MPIZIP_GPU_CHECK(gpuEventRecord(static_cast<gpuEvent_t>(split_done), static_cast<gpuStream_t>(stream)));
+  return Status::kOk;
+}
+
+Status encode(DType t, const void* src, uint64_t count, void* dst, uint64_t dst_capacity, void* workspace,
+              uint64_t workspace_bytes, DeviceResult* result, const EncodeOptions& opt, void* stream) {
+  const Buffer b{src, count, dst, dst_capacity};
+  return launch_encode(t, &b, 1, workspace, workspace_bytes, result, opt, stream, false);
+}
+
+Status compress(DType t, const void* src, uint64_t count, void* dst, uint64_t dst_capacity, void* workspace,
+                uint64_t workspace_bytes, DeviceResult* result, const EncodeOptions& opt, void* stream) {
+  const Buffer b{src, count, dst, dst_capacity};
+  return launch_encode(t, &b, 1, workspace, workspace_bytes, result, opt, stream, true);
+}
+
+Status compress_batch(DType t, const Buffer* buffers, int n, void* workspace, uint64_t workspace_bytes,
+                      DeviceResult* results, const EncodeOptions& opt, void* stream) {
+  return launch_encode(t, buffers, n, workspace, workspace_bytes, results, opt, stream, true);
+}
+
+Status decompress_batch(DType t, const Buffer* buffers, int n, void* workspace, uint64_t workspace_bytes,
+                        DeviceResult* results, int max_ctas, void* stream) {
+  if (!buffers || n < 1 || n > kMaxBatch || !workspace || !aligned16(workspace) ||
+      workspace_bytes < scan::kStateBytes || !results || !format::dtype_valid(static_cast<uint8_t>(t)) || max_ctas < 0)
+    return Status::kInvalidArgument;
+  static_assert(sizeof(decode::Params) <= 4096, "kernel parameters fit the launch limit");
+  decode::Params p{};
+  p.n = n;
+  p.state = static_cast<scan::State*>(workspace);
+  p.results = results;
+  bool aligned = true;
+  uint64_t blocks = 0;
+  for (int i = 0; i < n; ++i) {
+    const Buffer& b = buffers[i];
+    if (!b.src || (!b.dst && b.dst_capacity)) return Status::kInvalidArgument;
+    p.item[i] = {static_cast<const uint8_t*>(b.src), b.count, static_cast<uint8_t*>(b.dst), b.dst_capacity};
+    aligned = aligned && aligned16(b.src) && aligned16(b.dst);
+    // The stream's own block size is unknown to the host: assume the smallest.
+    blocks += format::blocks_per_plane(t, b.dst_capacity / format::elem_bytes(t), format::kMinLog2Block);
+  }
+  return dispatch(t, [&](auto tag) -> Status {
+    constexpr DType T = decltype(tag)::value;
+    const void* k = aligned ? (const void*)decode_kernel<T, true> : (const void*)decode_kernel<T, false>;
+    const uint32_t smem = kDecGroups * decode::group_smem_bytes<T>();
+    int resident = 0;
+    MPIZIP_CHECK(resident_ctas(k, kDecThreads, smem, smem, &resident));
+    const int grid = grid_for((blocks + kDecGroups - 1) / kDecGroups, resident, max_ctas);
+    void* args[] = {&p};
+    MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(grid), dim3(kDecThreads), args, smem, static_cast<gpuStream_t>(stream)));
+    return Status::kOk;
+  });
+}
+
+Status decompress(DType t, const void* src, uint64_t src_bytes, void* dst, uint64_t dst_capacity, void* workspace,
+                  uint64_t workspace_bytes, DeviceResult* result, int max_ctas, void* stream) {
+  const Buffer b{src, src_bytes, dst, dst_capacity};
+  return decompress_batch(t, &b, 1, workspace, workspace_bytes, result, max_ctas, stream);
+}
+
+}  // namespace mpizip::kernels::gpu

@@ -1,0 +1,105 @@
+// The GPU codec: compresses and decompresses device buffers in the MPIZip stream format
+// (docs/FORMAT.md), bit-compatible with the CPU reference codec (kernels/codec_cpu.h).
+//
+// Every call is stream-ordered and asynchronous: it enqueues work on `stream` (a cudaStream_t or
+// hipStream_t passed as void*) and returns without waiting for the device. Nothing is allocated:
+// the caller provides a workspace (workspace_bytes) and a device-visible result array. Data
+// errors (corrupt stream, destination too small) are written to the result's status word, which
+// the host reads after the stream has completed; the return value reports only argument errors
+// (kInvalidArgument) and failed launches (kDeviceError), never data errors.
+//
+// One workspace serves one call at a time: calls that share a workspace must be ordered (the same
+// stream, or event dependencies). Sizes are in bytes unless they say "elements"; counts are 64-bit.
+// Pointers may have any element-aligned address; 16-byte aligned buffers take the fast path.
+// This header is CUDA-free.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/format.h"
+#include "src/platform/status.h"
+
+namespace mpizip::kernels::gpu {
+
+// Most buffers in one batched call.
+inline constexpr int kMaxBatch = 64;
+
+// Written by the device, read by the host once the stream has completed. Must be device-visible
+// memory (device memory, or mapped pinned host memory).
+struct DeviceResult {
+  uint64_t size;   // compress: stream bytes; decompress: elements written (0 on error)
+  int32_t status;  // a mpizip::Status value: kOk, kCorruptStream, kTruncated, kTypeMismatch
+  int32_t reserved;
+};
+
+struct EncodeOptions {
+  int log2_block = 0;     // symbols per block, 10..16; 0: chosen from the type and the count
+  int prob_bits = 0;      // ANS precision, 9..11 on the GPU; 0: the default (11)
+  bool checksum = false;  // set the CHECKSUM flag and store the checksum of the original data
+  int max_ctas = 0;       // most CTAs the kernels may occupy; 0: as many as fill the GPU
+};
+
+// One buffer of a batched call. For compression `src` holds `count` elements and `dst` receives
+// the stream (`dst_capacity` bytes); for decompression `src` holds a stream of `src_bytes` bytes
+// and `dst` receives up to `dst_capacity` bytes of elements.
+struct Buffer {
+  const void* src;
+  uint64_t count;      // compression: elements in src; decompression: src_bytes
+  void* dst;
+  uint64_t dst_capacity;
+};
+
+// Upper bound of a stream's size for `count` elements, whatever the options (same as the CPU's).
+uint64_t max_compressed_size(format::DType t, uint64_t count);
+
+// The log2_block and prob_bits the encoder uses for `count` elements with `opt`; split() and
+// encode() of one stream must see the same options.
+int resolve_log2_block(format::DType t, uint64_t count, const EncodeOptions& opt);
+int resolve_prob_bits(const EncodeOptions& opt);
+
+// Workspace for compressing or decompressing buffers of `total_count` elements altogether (the sum
+// over a batch): 1 KiB of launch state plus 8 bytes per block of the smallest block size (1024
+// symbols), at most 0.8% of the input (e5m2; bf16 0.4%) plus 4 KiB. It must be zeroed once
+// before its first use (workspace_init); the kernels leave it ready for the next call.
+uint64_t workspace_bytes(format::DType t, uint64_t total_count);
+Status workspace_init(void* workspace, uint64_t workspace_bytes, void* stream);
+
+// Split stage of split-send: writes the header and the raw section of the stream (everything but
+// the coded section) and records `split_done` (a cudaEvent_t / hipEvent_t, may be null) on
+// `stream` right after, so a sender can put stream[0, format::coded_offset(t, count)) on the wire
+// while encode() runs. For inputs coded as STORED (tiny ones) it writes the whole stream.
+Status split(format::DType t, const void* src, uint64_t count, void* dst, uint64_t dst_capacity,
+             const EncodeOptions& opt, void* stream, void* split_done);
+
+// Encode stage: writes the coded section after split() has run with the same arguments, and the
+// stream size to result->size.
+Status encode(format::DType t, const void* src, uint64_t count, void* dst, uint64_t dst_capacity,
+              void* workspace, uint64_t workspace_bytes, DeviceResult* result,
+              const EncodeOptions& opt, void* stream);
+
+// Fused compression in a single launch: header, raw section and coded section. The stream size
+// is in result->size (also in the coded section's coded_bytes field) once the stream completes.
+Status compress(format::DType t, const void* src, uint64_t count, void* dst, uint64_t dst_capacity,
+                void* workspace, uint64_t workspace_bytes, DeviceResult* result,
+                const EncodeOptions& opt, void* stream);
+
+// Batched fused compression: n (<= kMaxBatch) buffers of one type in one launch; results[i] is
+// buffer i's. The block size is chosen from the largest count unless opt says otherwise.
+Status compress_batch(format::DType t, const Buffer* buffers, int n, void* workspace,
+                      uint64_t workspace_bytes, DeviceResult* results, const EncodeOptions& opt,
+                      void* stream);
+
+// Decompresses the stream at src (`src_bytes` available) into dst straight, in one launch.
+// `t` is the element type the caller expects: a stream of another type gives kTypeMismatch.
+// result->size is the element count; kTruncated when dst_capacity is smaller than the data.
+Status decompress(format::DType t, const void* src, uint64_t src_bytes, void* dst,
+                  uint64_t dst_capacity, void* workspace, uint64_t workspace_bytes,
+                  DeviceResult* result, int max_ctas, void* stream);
+
+// Batched decompression: n (<= kMaxBatch) streams of one type in one launch (Buffer::count is the
+// stream's src_bytes).
+Status decompress_batch(format::DType t, const Buffer* buffers, int n, void* workspace,
+                        uint64_t workspace_bytes, DeviceResult* results, int max_ctas,
+                        void* stream);
+
+}  // namespace mpizip::kernels::gpu

@@ -1,0 +1,426 @@
+// The GPU codec against the CPU reference codec: bit-exact round trips GPU->GPU, GPU->CPU and
+// CPU->GPU over every 16-bit pattern, every fp8 pair, 10^8 random 32- and 64-bit patterns, sizes
+// around block boundaries up to 1 GiB, unaligned pointers, batches, split + encode, and thousands
+// of corrupted or truncated streams (which must be reported, never fault).
+//
+// Exits 77 (skipped) when no GPU is present. MPIZIP_GPU_TEST_QUICK=1 shrinks the large cases (for
+// compute-sanitizer runs).
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/codec_cpu.h"
+#include "kernels/codec_gpu.h"
+
+namespace {
+
+using mpizip::Status;
+using mpizip::format::DType;
+namespace gpu = mpizip::kernels::gpu;
+namespace cpu = mpizip::kernels::cpu;
+
+constexpr DType kAll[] = {DType::kBf16, DType::kFp16, DType::kFp32, DType::kFp64, DType::kE4m3, DType::kE5m2};
+
+bool quick() { return std::getenv("MPIZIP_GPU_TEST_QUICK") != nullptr; }
+
+#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
+
+// Device memory owned by the test.
+class DevBuf {
+ public:
+  explicit DevBuf(size_t n) : n_(n) {
+    if (cudaMalloc(&p_, std::max<size_t>(n, 1)) != cudaSuccess) p_ = nullptr;
+  }
+  ~DevBuf() { cudaFree(p_); }
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+  uint8_t* get() const { return static_cast<uint8_t*>(p_); }
+  size_t size() const { return n_; }
+
+ private:
+  void* p_ = nullptr;
+  size_t n_;
+};
+
+// One workspace and result slot for the whole test program, big enough for 1 GiB of any type.
+struct Env {
+  DevBuf ws{gpu::workspace_bytes(DType::kE5m2, uint64_t{1} << 31)};
+  DevBuf res{sizeof(gpu::DeviceResult) * gpu::kMaxBatch};
+  Env() { EXPECT_EQ(gpu::workspace_init(ws.get(), ws.size(), nullptr), Status::kOk); }
+  gpu::DeviceResult* results() const { return reinterpret_cast<gpu::DeviceResult*>(res.get()); }
+  std::vector<gpu::DeviceResult> read(int n) const {
+    std::vector<gpu::DeviceResult> r(n);
+    cudaDeviceSynchronize();
+    cudaMemcpy(r.data(), res.get(), n * sizeof(gpu::DeviceResult), cudaMemcpyDeviceToHost);
+    return r;
+  }
+};
+Env* g_env = nullptr;
+
+// Stream of `count` elements at host `data`, compressed on the GPU (fused, or split + encode),
+// with the source and destination at byte offsets off_src / off_dst from 16-byte alignment.
+std::vector<uint8_t> gpu_compress(DType t, const void* data, uint64_t count, gpu::EncodeOptions opt = {},
+                                  int off_src = 0, int off_dst = 0, bool staged = false) {
+  const uint64_t nb = count * mpizip::format::elem_bytes(t), cap = gpu::max_compressed_size(t, count);
+  DevBuf src(nb + 64), dst(cap + 64);
+  cudaMemcpy(src.get() + off_src, data, nb, cudaMemcpyHostToDevice);
+  cudaMemset(dst.get(), 0xA5, cap + 64);  // poison: every byte of the stream must be written
+  Status s;
+  if (staged) {
+    cudaEvent_t ev;
+    cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    s = gpu::split(t, src.get() + off_src, count, dst.get() + off_dst, cap, opt, nullptr, ev);
+    if (s == Status::kOk)
+      s = gpu::encode(t, src.get() + off_src, count, dst.get() + off_dst, cap, g_env->ws.get(), g_env->ws.size(),
+                      g_env->results(), opt, nullptr);
+    cudaEventDestroy(ev);
+  } else {
+    s = gpu::compress(t, src.get() + off_src, count, dst.get() + off_dst, cap, g_env->ws.get(), g_env->ws.size(),
+                      g_env->results(), opt, nullptr);
+  }
+  EXPECT_EQ(s, Status::kOk);
+  const gpu::DeviceResult r = g_env->read(1)[0];
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_GT(r.size, 0u);
+  EXPECT_LE(r.size, cap);
+  std::vector<uint8_t> out(std::min<uint64_t>(r.size, cap));
+  cudaMemcpy(out.data(), dst.get() + off_dst, out.size(), cudaMemcpyDeviceToHost);
+  return out;
+}
+
+// Decodes `stream` on the GPU into a destination of cap bytes; returns the device result.
+gpu::DeviceResult gpu_decompress(DType t, const std::vector<uint8_t>& stream, uint64_t cap, std::vector<uint8_t>* out,
+                                 int off_src = 0, int off_dst = 0, int max_ctas = 0) {
+  DevBuf src(stream.size() + 64), dst(cap + 64);
+  cudaMemcpy(src.get() + off_src, stream.data(), stream.size(), cudaMemcpyHostToDevice);
+  cudaMemset(dst.get(), 0x5A, cap + 64);
+  EXPECT_EQ(gpu::decompress(t, src.get() + off_src, stream.size(), dst.get() + off_dst, cap, g_env->ws.get(),
+                            g_env->ws.size(), g_env->results(), max_ctas, nullptr),
+            Status::kOk);
+  const gpu::DeviceResult r = g_env->read(1)[0];
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  if (out) {
+    out->resize(cap + 64);
+    cudaMemcpy(out->data(), dst.get(), cap + 64, cudaMemcpyDeviceToHost);
+    // Bytes outside the destination must be untouched.
+    for (int i = 0; i < off_dst; ++i) EXPECT_EQ((*out)[i], 0x5A);
+    out->erase(out->begin(), out->begin() + off_dst);
+  }
+  return r;
+}
+
+// All three directions for one input; the GPU stream is also checked byte for byte against what
+// the CPU decoder accepts.
+void round_trip(DType t, const void* data, uint64_t count, gpu::EncodeOptions opt = {}, int off_src = 0,
+                int off_dst = 0) {
+  SCOPED_TRACE(testing::Message() << "dtype " << int(t) << " count " << count << " lb " << opt.log2_block
+                                  << " offsets " << off_src << "/" << off_dst);
+  const uint64_t nb = count * mpizip::format::elem_bytes(t);
+  const std::vector<uint8_t> s = gpu_compress(t, data, count, opt, off_src, off_dst);
+  // GPU -> CPU
+  std::vector<uint8_t> back(nb + 1);
+  uint64_t n = 0;
+  ASSERT_EQ(cpu::decompress(s.data(), s.size(), back.data(), nb, &n), Status::kOk);
+  ASSERT_EQ(n, count);
+  ASSERT_EQ(std::memcmp(back.data(), data, nb), 0);
+  // GPU -> GPU
+  std::vector<uint8_t> out;
+  gpu::DeviceResult r = gpu_decompress(t, s, nb, &out, off_dst, off_src);
+  ASSERT_EQ(r.status, 0);
+  ASSERT_EQ(r.size, count);
+  ASSERT_EQ(std::memcmp(out.data(), data, nb), 0);
+  for (int i = 0; i < 16 - off_src; ++i) ASSERT_EQ(out[nb + i], 0x5A) << "write past the destination";
+  // CPU -> GPU, with the CPU's defaults (large blocks, prob_bits 12: the search path) and with the
+  // GPU's precision (the table path).
+  for (int pb : {0, 11}) {
+    cpu::EncodeOptions co;
+    co.prob_bits = pb;
+    co.checksum = pb == 0;
+    std::vector<uint8_t> cs(cpu::max_compressed_size(t, count));
+    uint64_t w = 0;
+    ASSERT_EQ(cpu::compress(t, data, count, cs.data(), cs.size(), &w, co), Status::kOk);
+    cs.resize(w);
+    r = gpu_decompress(t, cs, nb, &out);
+    ASSERT_EQ(r.status, 0) << "CPU stream, prob_bits " << pb;
+    ASSERT_EQ(r.size, count);
+    ASSERT_EQ(std::memcmp(out.data(), data, nb), 0) << "CPU stream, prob_bits " << pb;
+  }
+}
+
+std::vector<uint8_t> random_bytes(size_t n, uint64_t seed) {
+  std::vector<uint8_t> v(n);
+  std::mt19937_64 rng(seed);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x = rng();
+    std::memcpy(&v[i], &x, 8);
+  }
+  for (; i < n; ++i) v[i] = static_cast<uint8_t>(rng());
+  return v;
+}
+
+// Floats whose exponents look like trained weights: mostly small magnitudes, plus special values.
+std::vector<uint8_t> realistic(DType t, uint64_t count, uint64_t seed) {
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  std::normal_distribution<float> nd(0.f, 0.05f);
+  std::vector<uint8_t> v(count * mpizip::format::elem_bytes(t));
+  for (uint64_t i = 0; i < count; ++i) {
+    const float f = nd(rng);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    switch (t) {
+      case DType::kBf16: case DType::kFp16: {
+        const uint16_t h = static_cast<uint16_t>(u >> 16);
+        std::memcpy(&v[2 * i], &h, 2);
+        break;
+      }
+      case DType::kFp32: std::memcpy(&v[4 * i], &u, 4); break;
+      case DType::kFp64: {
+        const double d = f;
+        std::memcpy(&v[8 * i], &d, 8);
+        break;
+      }
+      default: v[i] = static_cast<uint8_t>(u >> 24) ^ static_cast<uint8_t>(u >> 9 & 0x3); break;
+    }
+  }
+  return v;
+}
+
+TEST(CodecGpuRoundTrip, All16BitPatterns) {
+  std::vector<uint16_t> v(65536);
+  for (int i = 0; i < 65536; ++i) v[i] = static_cast<uint16_t>(i);
+  std::shuffle(v.begin(), v.end(), std::mt19937(1));
+  for (DType t : {DType::kBf16, DType::kFp16})
+    for (int lb : {10, 14}) round_trip(t, v.data(), v.size(), {lb, 0});
+}
+
+TEST(CodecGpuRoundTrip, AllFp8BytePairs) {
+  std::vector<uint8_t> v(2 * 65536);
+  for (int i = 0; i < 65536; ++i) v[2 * i] = static_cast<uint8_t>(i), v[2 * i + 1] = static_cast<uint8_t>(i >> 8);
+  for (DType t : {DType::kE4m3, DType::kE5m2})
+    for (int lb : {10, 13}) {
+      round_trip(t, v.data(), v.size(), {lb, 0});
+      round_trip(t, v.data(), v.size() - 1, {lb, 0});  // odd count: the last pair is completed with zero
+    }
+}
+
+// Random bit patterns hold every NaN payload, both zeros, infinities and subnormals.
+void random_patterns(DType t) {
+  const uint64_t count = quick() ? 1000003 : 100000000;
+  const std::vector<uint8_t> v = random_bytes(count * mpizip::format::elem_bytes(t), 7);
+  round_trip(t, v.data(), count);
+}
+TEST(CodecGpuRoundTrip, HundredMillionRandom32BitPatterns) { random_patterns(DType::kFp32); }
+TEST(CodecGpuRoundTrip, HundredMillionRandom64BitPatterns) { random_patterns(DType::kFp64); }
+
+TEST(CodecGpuRoundTrip, SpecialValues) {
+  const uint32_t f32[] = {0, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7F800001u, 0xFFFFFFFFu, 1, 0x807FFFFFu};
+  std::vector<uint32_t> v;
+  for (int r = 0; r < 5000; ++r) v.insert(v.end(), std::begin(f32), std::end(f32));
+  round_trip(DType::kFp32, v.data(), v.size());
+  std::vector<uint64_t> d;
+  for (uint32_t x : f32) d.push_back((uint64_t{x} << 32) | x);
+  for (int r = 0; r < 12; ++r) d.insert(d.end(), d.begin(), d.begin() + 9);
+  round_trip(DType::kFp64, d.data(), d.size());
+}
+
+TEST(CodecGpuRoundTrip, SizesAroundBlockBoundaries) {
+  for (DType t : kAll) {
+    const auto v = realistic(t, 70000, 3);
+    for (uint64_t n : {0ull, 1ull, 2ull, 3ull, 7ull, 511ull, 513ull, 1023ull, 1024ull, 1025ull, 2049ull, 8191ull, 16384ull,
+                       16385ull, 40001ull, 65536ull, 65537ull, 70000ull})
+      round_trip(t, v.data(), n, {10, 0});
+    round_trip(t, v.data(), 70000);
+  }
+}
+
+TEST(CodecGpuRoundTrip, EveryBlockSizeAndPrecision) {
+  for (DType t : kAll) {
+    const auto v = realistic(t, 200001, 5);
+    for (int lb = 10; lb <= 16; ++lb)
+      for (int pb = 9; pb <= 11; ++pb) round_trip(t, v.data(), 200001, {lb, pb});
+  }
+}
+
+TEST(CodecGpuRoundTrip, UnalignedPointers) {
+  for (DType t : kAll) {
+    const int eb = static_cast<int>(mpizip::format::elem_bytes(t));
+    const auto v = realistic(t, 30011, 9);
+    round_trip(t, v.data(), 30011, {}, eb, 0);
+    round_trip(t, v.data(), 30011, {}, 0, 3);
+    round_trip(t, v.data(), 30011, {}, 3 * eb, 5);
+  }
+}
+
+TEST(CodecGpuRoundTrip, ConstantAndChecksum) {
+  std::vector<uint16_t> c(300000, 0x3F80);
+  round_trip(DType::kBf16, c.data(), c.size());
+  const auto v = realistic(DType::kBf16, 300000, 4);
+  gpu::EncodeOptions o;
+  o.checksum = true;
+  round_trip(DType::kBf16, v.data(), 300000, o);
+}
+
+TEST(CodecGpuRoundTrip, OneGiB) {
+  if (quick()) GTEST_SKIP() << "quick run";
+  const uint64_t count = (uint64_t{1} << 30) / 2;
+  std::vector<uint16_t> v(count);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& x : v) {
+    const float f = u(rng);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    x = static_cast<uint16_t>(b >> 16);
+  }
+  const std::vector<uint8_t> s = gpu_compress(DType::kBf16, v.data(), count);
+  EXPECT_LT(s.size(), count * 2 * 0.64);
+  std::vector<uint8_t> back(count * 2);
+  uint64_t n = 0;
+  ASSERT_EQ(cpu::decompress(s.data(), s.size(), back.data(), back.size(), &n), Status::kOk);
+  ASSERT_EQ(std::memcmp(back.data(), v.data(), back.size()), 0);
+  std::vector<uint8_t> out;
+  const gpu::DeviceResult r = gpu_decompress(DType::kBf16, s, count * 2, &out);
+  ASSERT_EQ(r.status, 0);
+  ASSERT_EQ(std::memcmp(out.data(), v.data(), count * 2), 0);
+}
+
+TEST(CodecGpuApi, SplitThenEncodeEqualsFused) {
+  for (DType t : kAll) {
+    const auto v = realistic(t, 100003, 2);
+    for (bool sum : {false, true}) {
+      gpu::EncodeOptions o;
+      o.checksum = sum;
+      const auto a = gpu_compress(t, v.data(), 100003, o);
+      const auto b = gpu_compress(t, v.data(), 100003, o, 0, 0, true);
+      EXPECT_EQ(a, b);
+      const auto c = gpu_compress(t, v.data(), 100, o, 0, 0, true);  // STORED
+      EXPECT_EQ(c, gpu_compress(t, v.data(), 100, o));
+    }
+  }
+}
+
+TEST(CodecGpuApi, OneCtaAndBatches) {
+  const auto v = realistic(DType::kFp32, 500000, 6);
+  gpu::EncodeOptions o;
+  o.max_ctas = 1;
+  round_trip(DType::kFp32, v.data(), 500000, o);
+  // A batch of buffers of different sizes, in one launch each way.
+  const uint64_t counts[] = {500000, 0, 1, 33333, 100, 250000, 1025};
+  const int n = 7;
+  std::vector<std::unique_ptr<DevBuf>> src, dst, out;
+  std::vector<gpu::Buffer> cb, db;
+  for (int i = 0; i < n; ++i) {
+    const uint64_t nb = counts[i] * 4, cap = gpu::max_compressed_size(DType::kFp32, counts[i]);
+    src.push_back(std::make_unique<DevBuf>(nb));
+    dst.push_back(std::make_unique<DevBuf>(cap));
+    out.push_back(std::make_unique<DevBuf>(nb));
+    cudaMemcpy(src[i]->get(), v.data() + 4 * i, nb, cudaMemcpyHostToDevice);
+    cb.push_back({src[i]->get(), counts[i], dst[i]->get(), cap});
+  }
+  ASSERT_EQ(gpu::compress_batch(DType::kFp32, cb.data(), n, g_env->ws.get(), g_env->ws.size(), g_env->results(), {},
+                                nullptr),
+            Status::kOk);
+  const auto rc = g_env->read(n);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(rc[i].status, 0) << i;
+    std::vector<uint8_t> s(rc[i].size);
+    cudaMemcpy(s.data(), dst[i]->get(), s.size(), cudaMemcpyDeviceToHost);
+    std::vector<uint8_t> back(counts[i] * 4 + 1);
+    uint64_t got = 0;
+    ASSERT_EQ(cpu::decompress(s.data(), s.size(), back.data(), counts[i] * 4, &got), Status::kOk) << i;
+    ASSERT_EQ(std::memcmp(back.data(), v.data() + 4 * i, counts[i] * 4), 0) << i;
+    db.push_back({dst[i]->get(), rc[i].size, out[i]->get(), counts[i] * 4});
+  }
+  ASSERT_EQ(gpu::decompress_batch(DType::kFp32, db.data(), n, g_env->ws.get(), g_env->ws.size(), g_env->results(),
+                                  0, nullptr),
+            Status::kOk);
+  const auto rd = g_env->read(n);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(rd[i].status, 0) << i;
+    ASSERT_EQ(rd[i].size, counts[i]) << i;
+    std::vector<uint8_t> back(counts[i] * 4);
+    cudaMemcpy(back.data(), out[i]->get(), back.size(), cudaMemcpyDeviceToHost);
+    ASSERT_EQ(std::memcmp(back.data(), v.data() + 4 * i, back.size()), 0) << i;
+  }
+}
+
+TEST(CodecGpuApi, ErrorsAreReported) {
+  const auto v = realistic(DType::kBf16, 50000, 8);
+  const auto s = gpu_compress(DType::kBf16, v.data(), 50000);
+  std::vector<uint8_t> out;
+  EXPECT_EQ(gpu_decompress(DType::kBf16, s, 50000 * 2 - 2, &out).status, int(Status::kTruncated));
+  EXPECT_EQ(gpu_decompress(DType::kFp16, s, 50000 * 2, &out).status, int(Status::kTypeMismatch));
+  // Compression into too small a destination.
+  DevBuf src(100000), dst(5000);
+  cudaMemcpy(src.get(), v.data(), 100000, cudaMemcpyHostToDevice);
+  ASSERT_EQ(gpu::compress(DType::kBf16, src.get(), 50000, dst.get(), 5000, g_env->ws.get(), g_env->ws.size(),
+                          g_env->results(), {}, nullptr),
+            Status::kOk);
+  EXPECT_EQ(g_env->read(1)[0].status, int(Status::kTruncated));
+  EXPECT_EQ(gpu::compress(DType::kBf16, src.get(), 50000, dst.get(), 5000, g_env->ws.get(), 16, g_env->results(), {},
+                          nullptr),
+            Status::kInvalidArgument);
+  gpu::EncodeOptions bad;
+  bad.prob_bits = 12;
+  EXPECT_EQ(gpu::compress(DType::kBf16, src.get(), 50000, dst.get(), 5000, g_env->ws.get(), g_env->ws.size(),
+                          g_env->results(), bad, nullptr),
+            Status::kInvalidArgument);
+}
+
+// Corrupted and truncated streams: every one is decoded without a fault (the buffers are checked
+// for writes outside them) and, when the checksum is on, reported.
+TEST(CodecGpuCorrupt, FlippedAndTruncatedStreams) {
+  const int rounds = quick() ? 60 : 1500;
+  std::mt19937 rng(5);
+  for (DType t : {DType::kBf16, DType::kFp64, DType::kE5m2}) {
+    const uint64_t count = 20000;
+    const uint64_t nb = count * mpizip::format::elem_bytes(t);
+    const auto v = realistic(t, count, 12);
+    gpu::EncodeOptions o;
+    o.checksum = true;
+    o.log2_block = 10;
+    const auto s = gpu_compress(t, v.data(), count, o);
+    int detected = 0;
+    for (int r = 0; r < rounds; ++r) {
+      std::vector<uint8_t> c = s;
+      const int kind = r % 3;
+      if (kind == 0) {
+        c[rng() % c.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      } else if (kind == 1) {
+        for (int k = 0; k < 8; ++k) c[rng() % c.size()] = static_cast<uint8_t>(rng());
+      } else {
+        c.resize(rng() % c.size());
+      }
+      std::vector<uint8_t> out;
+      const gpu::DeviceResult res = gpu_decompress(t, c, nb, &out);
+      ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+      for (int i = 0; i < 16; ++i) ASSERT_EQ(out[nb + i], 0x5A) << "write past the destination";
+      if (res.status != 0) ++detected;
+      else EXPECT_EQ(std::memcmp(out.data(), v.data(), nb), 0) << "undetected corruption, round " << r;
+    }
+    EXPECT_GT(detected, rounds * 9 / 10);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::printf("no GPU: skipped\n");
+    return 77;
+  }
+  testing::InitGoogleTest(&argc, argv);
+  Env env;
+  g_env = &env;
+  return RUN_ALL_TESTS();
+}

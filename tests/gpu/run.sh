@@ -1,0 +1,39 @@
+#!/bin/sh
+# Builds MPIZip with CUDA in a build directory of its own and runs the GPU tests, a memory-checker
+# pass over the corruption and bounds tests, and the GPU codec benchmark. For the GPU machine:
+#
+#   tests/gpu/run.sh [BUILD_DIR] [LOG_DIR]
+#
+# BUILD_DIR defaults to build-gpu-check, LOG_DIR to BUILD_DIR/logs. The benchmark writes
+# LOG_DIR/codec-h200.json (the layout of osu-bench/results/codec-h200.json). Real weights come from
+# MPIZIP_REAL_WEIGHTS, else .data/real_fp32.bin in the source tree (osu-bench/data).
+set -eu
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$src/build-gpu-check}
+logs=${2:-$build/logs}
+mkdir -p "$build" "$logs"
+
+cd "$src"
+[ -x configure ] || autoreconf -fi
+cd "$build"
+[ -f Makefile ] || "$src/configure" --with-cuda
+make -j"$(nproc)" libmpizip_core.la tests/gpu/codec_gpu_test osu-bench/codec
+
+status=0
+./tests/gpu/codec_gpu_test --gtest_brief=1 >"$logs/codec_gpu_test.log" 2>&1 || status=$?
+echo "codec_gpu_test: exit $status (log: $logs/codec_gpu_test.log)"
+[ "$status" -eq 77 ] && exit 77
+
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  MPIZIP_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 \
+    ./tests/gpu/codec_gpu_test --gtest_brief=1 \
+    --gtest_filter='*Corrupt*:*Unaligned*:*Batches*:*Boundaries*' >"$logs/memcheck.log" 2>&1 || status=$?
+  echo "memcheck: $(tail -1 "$logs/memcheck.log")"
+fi
+
+: "${MPIZIP_REAL_WEIGHTS:=$src/.data/real_fp32.bin}"
+export MPIZIP_REAL_WEIGHTS
+commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$src" diff --quiet 2>/dev/null || commit="$commit-dirty"
+./osu-bench/codec --min=256K --max=1G --json="$logs/codec-h200.json" --commit="$commit" | tee "$logs/codec.log"
+exit "$status"
