@@ -1,10 +1,8 @@
 # osu-bench/codec-gpu.mk: the GPU codec benchmark, osu-bench/codec (generates its data on the GPU;
-# see the header of osu-bench/codec.cu). Programs compile .cu sources to .o with nvcc directly.
+# see the header of osu-bench/codec.cu). Programs compile .cu sources to .o with nvcc directly (the .cu.o rule of Makefile.am).
 if HAVE_CUDA
 noinst_PROGRAMS += osu-bench/codec
 osu_bench_codec_SOURCES = osu-bench/codec.cu
 osu_bench_codec_LDADD = libmpizip_core.la $(CUDA_LDFLAGS) $(CUDA_LIBS)
 osu_bench_codec_LINK = $(CXXLINK)
-.cu.o:
-	$(AM_V_CXX)$(NVCC_COMPILE) -c -o $@ $<
 endif
