@@ -1,8 +1,9 @@
 #!/bin/sh
 # Sets up and runs MPIZip's tests: installs missing Debian/Ubuntu packages, builds in build/
 # (with CUDA when /usr/local/cuda is present), runs `make check` (unit, codec, MPI integration and
-# benchmark tests, each MPI test with and without the preload), then `make distcheck`, which builds
-# the release tarball without CUDA and runs the tests again from it.
+# benchmark tests, each MPI test with and without the preload), fuzzes the CPU decoder for a minute
+# under AddressSanitizer, compiles the GPU kernels for AMD (HIP, gfx90a), then `make distcheck`,
+# which builds the release tarball without CUDA and runs the tests again from it.
 set -e
 cd "$(dirname "$0")"
 tools/install-deps.sh
@@ -16,5 +17,7 @@ cd build
 ../configure
 make -j"$jobs"
 make -j"$jobs" check || { cat test-suite.log; exit 1; }
+FUZZ_DIR="$PWD/fuzz" ../tests/fuzz/run.sh 60
+../tests/hip_compile.sh || [ $? = 77 ]
 make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--without-cuda
 echo "check.sh: all tests passed"

