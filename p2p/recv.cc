@@ -212,6 +212,7 @@ void RecvOp::deliver(const uint8_t* payload) {
 void RecvOp::finish(int error) {
   status_.error = error;
   phase_ = Phase::kDone;
+  if (on_complete_ && traffic_.app_bytes > 0) on_complete_(traffic_);
   match_buf_.reset();
   bulk_buf_.clear();
   bulk_buf_.shrink_to_fit();

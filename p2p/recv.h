@@ -3,6 +3,7 @@
 // decode straight into the application's buffer and report the application's status.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -25,6 +26,8 @@ class RecvOp : public platform::Operation {
   bool cancel() override;
   int post_error() const { return post_error_; }
   const Traffic& traffic() const { return traffic_; }
+  // Called once with the message's traffic when the receive completes (for statistics).
+  void on_complete(std::function<void(const Traffic&)> fn) { on_complete_ = std::move(fn); }
 
  private:
   enum class Phase { kMatch, kBulk, kDone };
@@ -46,6 +49,7 @@ class RecvOp : public platform::Operation {
   std::vector<uint8_t> bulk_buf_;
   bool bulk_in_place_ = false;  // raw payload received straight into the user's host buffer
   Traffic traffic_;
+  std::function<void(const Traffic&)> on_complete_;
 };
 
 }  // namespace mpizip::p2p

@@ -79,6 +79,14 @@ void count_traffic(std::array<TypeCounters, 8>& by_type, CommState* s, format::D
                           std::memory_order_relaxed);
 }
 
+// Counts a receive's traffic when it completes (it may complete inside its constructor, from the
+// probed queue: then it is not counted, like a probe-served message).
+void count_received(p2p::RecvOp& op, const Route& r) {
+  CommState* s = r.state;
+  format::DType t = r.buffer.dtype;
+  op.on_complete([s, t](const p2p::Traffic& tr) { count_traffic(s->received, s, t, tr); });
+}
+
 // An operation whose result is known at creation (a receive served from the probed queue).
 class DoneOp : public platform::Operation {
  public:
@@ -250,8 +258,8 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
   }
   p2p::RecvOp op(r->channel, r->buffer, source, tag);
+  count_received(op, *r);
   drive(op);
-  count_traffic(r->state->received, r->state, r->buffer.dtype, op.traffic());
   return raise(comm, fill_status(op.status(), status));
 }
 
@@ -273,6 +281,7 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
   }
   auto op = std::make_unique<p2p::RecvOp>(r->channel, r->buffer, source, tag);
   if (op->post_error() != MPI_SUCCESS) return raise(comm, op->post_error());
+  count_received(*op, *r);
   return request_start(std::move(op), comm, request);
 }
 
@@ -358,6 +367,7 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
   return raise(comm, request_persistent(
       [route_copy, source, tag](std::unique_ptr<platform::Operation>* op) {
         auto recv_op = std::make_unique<p2p::RecvOp>(route_copy.channel, route_copy.buffer, source, tag);
+        count_received(*recv_op, route_copy);
         int rc = recv_op->post_error();
         if (rc == MPI_SUCCESS) *op = std::move(recv_op);
         return rc;
