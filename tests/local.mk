@@ -9,9 +9,9 @@ tests_mpi_p2p_semantics_SOURCES = tests/mpi/p2p_semantics.c
 tests_mpi_p2p_semantics_LDADD = -ldl
 tests_mpi_p2p_soak_SOURCES = tests/mpi/p2p_soak.c
 TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
-	tests/mpi/no_init.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh \
+	tests/mpi/no_init.sh tests/mpi/mpizip_run.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh \
 	tests/readme_settings.sh
-EXTRA_DIST += tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
+EXTRA_DIST += tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
 	tests/mpi/settings.sh tests/mpi/no_init.sh
 
 if HAVE_GTEST
