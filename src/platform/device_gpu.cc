@@ -103,6 +103,9 @@ Status copy_to_host(void* dst, const void* device_src, uint64_t bytes) {
 Status copy_to_device(void* device_dst, const void* src, uint64_t bytes) {
   if (bytes == 0) return Status::kOk;
   MPIZIP_GPU_CHECK(gpuMemcpy(device_dst, src, bytes, gpuMemcpyHostToDevice));
+  // From pageable memory the copy returns once the data is staged, possibly before the DMA lands;
+  // wait for it, so that work on any stream afterwards sees the data.
+  MPIZIP_GPU_CHECK(gpuStreamSynchronize(0));
   return Status::kOk;
 }
 
@@ -144,9 +147,11 @@ Stream::~Stream() {
   if (handle_ != nullptr) (void)gpuStreamDestroy(static_cast<gpuStream_t>(handle_));
 }
 
+// A blocking stream: its work waits for earlier work of the legacy default stream, such as the
+// application's cudaMemcpy into the buffer it then sends.
 Status Stream::create() {
   gpuStream_t s;
-  MPIZIP_GPU_CHECK(gpuStreamCreateWithFlags(&s, gpuStreamNonBlocking));
+  MPIZIP_GPU_CHECK(gpuStreamCreateWithFlags(&s, gpuStreamDefault));
   handle_ = s;
   return Status::kOk;
 }

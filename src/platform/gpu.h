@@ -29,6 +29,7 @@
 #define gpuStreamDestroy hipStreamDestroy
 #define gpuStreamCreateWithFlags hipStreamCreateWithFlags
 #define gpuStreamNonBlocking hipStreamNonBlocking
+#define gpuStreamDefault hipStreamDefault
 #define gpuDeviceSynchronize hipDeviceSynchronize
 #define gpuEventCreate hipEventCreate
 #define gpuEventCreateWithFlags hipEventCreateWithFlags
@@ -74,6 +75,7 @@
 #define gpuStreamDestroy cudaStreamDestroy
 #define gpuStreamCreateWithFlags cudaStreamCreateWithFlags
 #define gpuStreamNonBlocking cudaStreamNonBlocking
+#define gpuStreamDefault cudaStreamDefault
 #define gpuDeviceSynchronize cudaDeviceSynchronize
 #define gpuEventCreate cudaEventCreate
 #define gpuEventCreateWithFlags cudaEventCreateWithFlags
