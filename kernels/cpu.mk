@@ -1,0 +1,5 @@
+# kernels/cpu.mk: the CPU reference codec (docs/FORMAT.md). codec_cpu.h is its API.
+libmpizip_core_la_SOURCES += \
+	kernels/codec_cpu.h kernels/codec_cpu.cc kernels/encode_cpu.cc kernels/decode_cpu.cc \
+	kernels/stream_cpu.h kernels/split_cpu.h kernels/split_cpu.cc \
+	kernels/ans_cpu.h kernels/ans_cpu.cc kernels/ans_simd_cpu.h kernels/ans_simd_cpu.cc

@@ -1,0 +1,110 @@
+// decompress(): validate the stream's structure (header, coded section, block table), then decode
+// each chunk's blocks and merge them with the raw bits straight into the destination.
+#include <atomic>
+#include <memory>
+
+#include "kernels/ans_cpu.h"
+#include "kernels/codec_cpu.h"
+#include "kernels/stream_cpu.h"
+
+namespace mpizip::kernels::cpu {
+namespace {
+
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// Reads and checks the coded section's header and block table: ends non-decreasing, multiples of
+// 16, the last one exactly at coded_bytes. On success, ends[k] is block k's end from the first
+// block, and *checksum the stored checksum.
+Status read_block_table(const Layout& lay, const uint8_t* src, uint64_t src_bytes, bool has_checksum,
+                        std::vector<uint64_t>* ends, uint64_t* checksum) {
+  if (src_bytes < lay.coded_off + format::kCodedHeaderBytes) return Status::kCorruptStream;
+  const uint8_t* coded = src + lay.coded_off;
+  const uint64_t coded_bytes = load64(coded);
+  const uint64_t table_bytes = lay.data_off - lay.coded_off;
+  *checksum = load64(coded + 8);
+  if (coded_bytes < table_bytes || coded_bytes > src_bytes - lay.coded_off ||
+      (!has_checksum && *checksum != 0))
+    return Status::kCorruptStream;
+  ends->resize(lay.nblocks);
+  uint64_t prev = 0;
+  for (uint64_t k = 0; k < lay.nblocks; ++k) {
+    uint64_t e = load64(coded + format::kCodedHeaderBytes + 8 * k);
+    if (e < prev || e % format::kAlign) return Status::kCorruptStream;
+    (*ends)[k] = prev = e;
+  }
+  return prev == coded_bytes - table_bytes ? Status::kOk : Status::kCorruptStream;
+}
+
+// Decodes chunks [begin, end); returns the first error, and adds the checksum terms of the output.
+Status decode_range(const Layout& lay, const uint8_t* src, const uint64_t* ends, uint8_t* dst,
+                    bool checksum, uint64_t begin, uint64_t end, const std::atomic<bool>& failed,
+                    uint64_t* sum) {
+  ans::BlockDecoder dec;
+  std::unique_ptr<uint8_t[]> symbuf(new uint8_t[2 * lay.block_symbols()]);
+  uint8_t* sym[2] = {symbuf.get(), symbuf.get() + lay.block_symbols()};
+  const uint8_t* raw[2] = {src + lay.raw_off(0), src + lay.raw_off(1)};
+  const uint64_t eb = format::elem_bytes(lay.t);
+  for (uint64_t j = begin; j < end; ++j) {
+    if (failed.load(std::memory_order_relaxed)) return Status::kCorruptStream;
+    for (int p = 0; p < lay.planes; ++p) {
+      uint64_t k = p * lay.blocks_per_plane + j;
+      uint64_t start = k ? ends[k - 1] : 0;
+      MPIZIP_CHECK(dec.decode(src + lay.data_off + start, ends[k] - start, lay.prob_bits,
+                              lay.symbols_in(j), sym[p]));
+    }
+    Chunk c = lay.chunk(j);
+    merge_chunk(lay.t, raw, sym, c, dst);
+    if (checksum) *sum += checksum_part(dst + c.first * eb, c.first * eb, c.n * eb);
+  }
+  return Status::kOk;
+}
+
+}  // namespace
+
+Status decompress(const void* src_v, uint64_t src_bytes, void* dst_v, uint64_t dst_capacity,
+                  uint64_t* count_out, int threads) {
+  if (!count_out || threads < 0) return Status::kInvalidArgument;
+  StreamInfo info;
+  MPIZIP_CHECK(read_header(src_v, src_bytes, &info));
+  const auto* src = static_cast<const uint8_t*>(src_v);
+  auto* dst = static_cast<uint8_t*>(dst_v);
+  const uint64_t out_bytes = info.count * format::elem_bytes(info.dtype);
+  if (dst_capacity < out_bytes) return Status::kTruncated;
+  if (out_bytes && !dst) return Status::kInvalidArgument;
+
+  if (info.flags & format::kFlagStored) {
+    if (src_bytes - format::kHeaderBytes < out_bytes) return Status::kCorruptStream;
+    if (out_bytes) std::memcpy(dst, src + format::kHeaderBytes, out_bytes);
+    *count_out = info.count;
+    return Status::kOk;
+  }
+
+  const Layout lay(info.dtype, info.count, info.log2_block, info.prob_bits);
+  const bool has_checksum = info.flags & format::kFlagChecksum;
+  std::vector<uint64_t> ends;
+  uint64_t stored_sum = 0;
+  MPIZIP_CHECK(read_block_table(lay, src, src_bytes, has_checksum, &ends, &stored_sum));
+
+  const int t = resolve_threads(threads, out_bytes, lay.blocks_per_plane);
+  std::vector<Status> status(t, Status::kOk);
+  std::vector<uint64_t> sums(t, 0);
+  std::atomic<bool> failed{false};
+  run_workers(t, lay.blocks_per_plane, [&](int w, uint64_t b, uint64_t e) {
+    status[w] = decode_range(lay, src, ends.data(), dst, has_checksum, b, e, failed, &sums[w]);
+    if (status[w] != Status::kOk) failed.store(true, std::memory_order_relaxed);
+  });
+  uint64_t sum = 0;
+  for (int w = 0; w < t; ++w) {
+    MPIZIP_CHECK(status[w]);
+    sum += sums[w];
+  }
+  if (has_checksum && sum != stored_sum) return Status::kCorruptStream;
+  *count_out = info.count;
+  return Status::kOk;
+}
+
+}  // namespace mpizip::kernels::cpu

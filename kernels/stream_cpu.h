@@ -1,0 +1,80 @@
+// Where everything lives in one stream of the MPIZip format (docs/FORMAT.md), computed once from
+// the header fields, and the small helpers the CPU encoder and decoder share.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <thread>
+#include <vector>
+
+#include "kernels/format.h"
+#include "kernels/split_cpu.h"
+
+namespace mpizip::kernels::cpu {
+
+struct Layout {
+  Layout(format::DType type, uint64_t n, int log2_b, int pb)
+      : t(type), count(n), log2_block(log2_b), prob_bits(pb),
+        nsym(format::symbols_per_plane(type, n)),
+        blocks_per_plane(format::blocks_per_plane(type, n, log2_b)),
+        nblocks(format::total_blocks(type, n, log2_b)),
+        planes(format::planes(type)),
+        coded_off(format::coded_offset(type, n)),
+        data_off(coded_off + format::block_data_offset(type, n, log2_b)) {}
+
+  format::DType t;
+  uint64_t count;  // elements
+  int log2_block;
+  int prob_bits;
+  uint64_t nsym;              // symbols per plane
+  uint64_t blocks_per_plane;  // = chunks
+  uint64_t nblocks;           // all planes
+  int planes;
+  uint64_t coded_off;  // from the start of the stream
+  uint64_t data_off;   // first block, from the start of the stream
+
+  uint64_t block_symbols() const { return uint64_t{1} << log2_block; }
+  // Symbols in block j of any plane.
+  uint32_t symbols_in(uint64_t j) const {
+    return static_cast<uint32_t>(std::min(block_symbols(), nsym - j * block_symbols()));
+  }
+  // The elements whose symbols are block j of each plane.
+  Chunk chunk(uint64_t j) const {
+    uint64_t per = block_symbols() * elements_per_symbol(t);
+    uint64_t first = j * per;
+    return {first, std::min(per, count - first)};
+  }
+  uint64_t raw_off(int i) const { return format::raw_subplane_offset(t, count, i); }
+};
+
+// The checksum terms of bytes [0, nbytes) of the original data, the first of which is byte `at`
+// of the whole buffer (a multiple of 4); a last partial word is zero-padded.
+uint64_t checksum_part(const uint8_t* p, uint64_t at, uint64_t nbytes);
+
+// Threads to use: `requested` if positive, else the hardware's for inputs of at least
+// kParallelBytes and 1 below; never more than the work items.
+inline constexpr uint64_t kParallelBytes = uint64_t{1} << 20;
+int resolve_threads(int requested, uint64_t bytes, uint64_t items);
+
+// Runs f(worker, begin, end) on `threads` workers over contiguous ranges of [0, items); worker 0
+// runs on the calling thread. A thread that cannot be started has its range run by the caller.
+template <typename F>
+void run_workers(int threads, uint64_t items, F&& f) {
+  auto begin = [&](int w) { return items * w / threads; };
+  std::vector<std::thread> pool;
+  std::vector<int> inline_workers;
+  for (int w = 1; w < threads; ++w) {
+    try {
+      pool.emplace_back([&f, w, b = begin(w), e = begin(w + 1)] { f(w, b, e); });
+    } catch (const std::exception&) {
+      inline_workers.push_back(w);
+    }
+  }
+  f(0, begin(0), begin(1));
+  for (int w : inline_workers) f(w, begin(w), begin(w + 1));
+  for (std::thread& t : pool) t.join();
+}
+
+}  // namespace mpizip::kernels::cpu
