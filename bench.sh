@@ -26,8 +26,8 @@ out="$PWD/bench-results"
 mkdir -p "$out"
 echo "== osu_bw $where, bf16, trained weights: plain MPI vs MPIZip =="
 "$top/osu-bench/compare" --reps 5 --json "$out/bw.json" --plot "$out/bw.png" -- \
-  ./osu-bench/osu_bw $where -T bf16 --data real -m 1024:16777216
+  ./osu-bench/osu_bw $where -T bf16 --data real -m 1024:8388608 -i 20 -x 5 -W 16
 echo "== osu_latency $where, bf16, trained weights: plain MPI vs MPIZip =="
 "$top/osu-bench/compare" --reps 5 --json "$out/latency.json" -- \
-  ./osu-bench/osu_latency $where -T bf16 --data real -m 8:1048576
+  ./osu-bench/osu_latency $where -T bf16 --data real -m 8:1048576 -i 1000 -x 100
 echo "bench.sh: results in $out"
