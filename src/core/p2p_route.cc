@@ -447,34 +447,37 @@ int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Re
   return request_start(receive_held(*held, buf, count, type), held->comm, request);
 }
 
-int comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  int rc = PMPI_Comm_dup(comm, newcomm);
+namespace {
+
+// The MPI call that creates a communicator, then the protocol's collective setup of the new one.
+int created(int rc, MPI_Comm* newcomm) {
   return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+}
+
+}  // namespace
+
+int comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  return created(PMPI_Comm_dup(comm, newcomm), newcomm);
 }
 
 int comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
-  int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-  return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+  return created(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
 }
 
 int comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  int rc = PMPI_Comm_split(comm, color, key, newcomm);
-  return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+  return created(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
 }
 
 int comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
-  int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-  return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+  return created(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm);
 }
 
 int comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
-  int rc = PMPI_Comm_create(comm, group, newcomm);
-  return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+  return created(PMPI_Comm_create(comm, group, newcomm), newcomm);
 }
 
 int comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
-  int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
-  return rc == MPI_SUCCESS && active() ? protocol_attach(*newcomm) : rc;
+  return created(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
 }
 
 int comm_free(MPI_Comm* comm) {

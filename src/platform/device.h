@@ -42,12 +42,15 @@ Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t 
 
 // Device and pinned host memory, and a stream, owned RAII-style. A default-constructed object
 // holds nothing; allocate() replaces what it holds.
-class DeviceMemory {
+enum class MemoryKind { kDevice, kPinnedHost };
+
+template <MemoryKind kKind>
+class GpuMemory {
  public:
-  DeviceMemory() = default;
-  ~DeviceMemory();
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  GpuMemory() = default;
+  ~GpuMemory();
+  GpuMemory(const GpuMemory&) = delete;
+  GpuMemory& operator=(const GpuMemory&) = delete;
   Status allocate(uint64_t bytes);
   // Keeps the allocation when it is already large enough.
   Status reserve(uint64_t bytes) { return bytes <= bytes_ ? Status::kOk : allocate(bytes); }
@@ -59,21 +62,8 @@ class DeviceMemory {
   uint64_t bytes_ = 0;
 };
 
-class PinnedMemory {
- public:
-  PinnedMemory() = default;
-  ~PinnedMemory();
-  PinnedMemory(const PinnedMemory&) = delete;
-  PinnedMemory& operator=(const PinnedMemory&) = delete;
-  Status allocate(uint64_t bytes);
-  Status reserve(uint64_t bytes) { return bytes <= bytes_ ? Status::kOk : allocate(bytes); }
-  void* get() const { return ptr_; }
-  uint64_t size() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  uint64_t bytes_ = 0;
-};
+using DeviceMemory = GpuMemory<MemoryKind::kDevice>;
+using PinnedMemory = GpuMemory<MemoryKind::kPinnedHost>;
 
 class Stream {
  public:

@@ -115,33 +115,36 @@ Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t 
   return Status::kOk;
 }
 
-DeviceMemory::~DeviceMemory() {
-  if (ptr_ != nullptr) (void)gpuFree(ptr_);
+namespace {
+
+gpuError_t raw_alloc(MemoryKind kind, void** p, uint64_t bytes) {
+  return kind == MemoryKind::kDevice ? gpuMalloc(p, bytes) : gpuMallocHost(p, bytes);
 }
 
-Status DeviceMemory::allocate(uint64_t bytes) {
-  if (ptr_ != nullptr) (void)gpuFree(ptr_);
+gpuError_t raw_free(MemoryKind kind, void* p) {
+  return kind == MemoryKind::kDevice ? gpuFree(p) : gpuFreeHost(p);
+}
+
+}  // namespace
+
+template <MemoryKind kKind>
+GpuMemory<kKind>::~GpuMemory() {
+  if (ptr_ != nullptr) (void)raw_free(kKind, ptr_);
+}
+
+template <MemoryKind kKind>
+Status GpuMemory<kKind>::allocate(uint64_t bytes) {
+  if (ptr_ != nullptr) (void)raw_free(kKind, ptr_);
   ptr_ = nullptr;
   bytes_ = 0;
   if (bytes == 0) return Status::kOk;
-  MPIZIP_GPU_CHECK(gpuMalloc(&ptr_, bytes));
+  MPIZIP_GPU_CHECK(raw_alloc(kKind, &ptr_, bytes));
   bytes_ = bytes;
   return Status::kOk;
 }
 
-PinnedMemory::~PinnedMemory() {
-  if (ptr_ != nullptr) (void)gpuFreeHost(ptr_);
-}
-
-Status PinnedMemory::allocate(uint64_t bytes) {
-  if (ptr_ != nullptr) (void)gpuFreeHost(ptr_);
-  ptr_ = nullptr;
-  bytes_ = 0;
-  if (bytes == 0) return Status::kOk;
-  MPIZIP_GPU_CHECK(gpuMallocHost(&ptr_, bytes));
-  bytes_ = bytes;
-  return Status::kOk;
-}
+template class GpuMemory<MemoryKind::kDevice>;
+template class GpuMemory<MemoryKind::kPinnedHost>;
 
 Stream::~Stream() {
   if (handle_ != nullptr) (void)gpuStreamDestroy(static_cast<gpuStream_t>(handle_));

@@ -18,10 +18,14 @@ Status copy_to_host(void*, const void*, uint64_t) { return Status::kNoDevice; }
 Status copy_to_device(void*, const void*, uint64_t) { return Status::kNoDevice; }
 Status copy_device_to_device(void*, const void*, uint64_t) { return Status::kNoDevice; }
 
-DeviceMemory::~DeviceMemory() = default;
-Status DeviceMemory::allocate(uint64_t) { return Status::kNoDevice; }
-PinnedMemory::~PinnedMemory() = default;
-Status PinnedMemory::allocate(uint64_t) { return Status::kNoDevice; }
+template <MemoryKind kKind>
+GpuMemory<kKind>::~GpuMemory() = default;
+template <MemoryKind kKind>
+Status GpuMemory<kKind>::allocate(uint64_t) {
+  return Status::kNoDevice;
+}
+template class GpuMemory<MemoryKind::kDevice>;
+template class GpuMemory<MemoryKind::kPinnedHost>;
 Stream::~Stream() = default;
 Status Stream::create() { return Status::kNoDevice; }
 Status Stream::synchronize() { return Status::kNoDevice; }
