@@ -7,9 +7,13 @@
 #include "src/core/protocol.h"
 #include "src/core/settings.h"
 #include "src/core/stats.h"
+#include "src/platform/device.h"
 #include "src/platform/log.h"
 
 namespace mpizip::core {
+
+std::atomic<bool> g_bypass{true};
+
 namespace {
 
 std::atomic<bool> g_active{false};
@@ -40,6 +44,7 @@ void start() {
     protocol_teardown_job();
   }
   if (protocol_job_on()) progress_thread_start(g_library_level);
+  g_bypass.store(!s.stats && !protocol_job_on() && !platform::has_gpu(), std::memory_order_release);
   MPIZIP_DEBUG("started, thread level %d (library %d)", g_thread_level, g_library_level);
 }
 
@@ -70,6 +75,7 @@ int mpi_query_thread(int* provided) {
 }
 
 int mpi_finalize() {
+  g_bypass.store(true, std::memory_order_release);
   progress_thread_stop();
   if (g_active.exchange(false, std::memory_order_acq_rel)) {
     if (g_stats_on.exchange(false)) stats_print();

@@ -17,6 +17,12 @@ int mpi_query_thread(int* provided);
 
 // True between a successful MPI_Init and MPI_Finalize, when MPIZIP_ENABLE is on.
 bool active();
+
+// True when MPIZip has nothing to do in this process (disabled, or no protocol, no GPU and no
+// statistics): every intercepted call goes straight to the MPI library. Before MPI_Init and after
+// MPI_Finalize too. One load of a process-wide flag.
+extern std::atomic<bool> g_bypass;
+inline bool bypass() { return g_bypass.load(std::memory_order_relaxed); }
 // The thread level MPI granted.
 int thread_level();
 

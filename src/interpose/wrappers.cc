@@ -12,8 +12,10 @@ namespace {
 
 enum CallIndex : int {
 #define MPIZIP_CALL(name, params, args, comm, bytes, handler) kCall##name,
+#define MPIZIP_CALL_ALWAYS(name, params, args, handler) kCall##name,
 #include "src/interpose/mpi_calls.def"
 #undef MPIZIP_CALL
+#undef MPIZIP_CALL_ALWAYS
   kCallCount
 };
 static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
@@ -26,11 +28,22 @@ static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
 #define MPIZIP_CALL(name, params, args, comm, bytes, handler)                              \
   extern "C" int MPI_##name params {                                                       \
     using namespace ::mpizip;                                                              \
+    if (core::bypass()) [[likely]] return PMPI_##name args;                               \
     if (core::stats_on()) [[unlikely]] {                                                   \
       static constexpr core::CallSite site{kCall##name, "MPI_" #name};                     \
       core::stats_record(site, (comm), (bytes));                                           \
     }                                                                                      \
     return handler args;                                                                   \
   }
+#define MPIZIP_CALL_ALWAYS(name, params, args, handler)                                    \
+  extern "C" int MPI_##name params {                                                       \
+    using namespace ::mpizip;                                                              \
+    if (core::stats_on()) [[unlikely]] {                                                   \
+      static constexpr core::CallSite site{kCall##name, "MPI_" #name};                     \
+      core::stats_record(site, MPI_COMM_NULL, 0);                                          \
+    }                                                                                      \
+    return handler args;                                                                   \
+  }
 #include "src/interpose/mpi_calls.def"
 #undef MPIZIP_CALL
+#undef MPIZIP_CALL_ALWAYS
