@@ -41,6 +41,12 @@ RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, std::unique_ptr<ProbedMes
            probed_->protocol);
 }
 
+RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, const uint8_t* msg, uint64_t bytes,
+               int source, int tag)
+    : ch_(ch), b_(b) {
+  on_match(msg, bytes, source, tag, true);
+}
+
 RecvOp::~RecvOp() {
   // An operation is destroyed only once complete; nothing of ours is left posted in MPI.
 }

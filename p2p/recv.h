@@ -20,6 +20,10 @@ class RecvOp : public platform::Operation {
   RecvOp(const Channel& ch, const UserBuffer& b, int source, int tag);
   // Receives a message already taken by a matched probe (MPI_Mrecv).
   RecvOp(const Channel& ch, const UserBuffer& b, std::unique_ptr<ProbedMessage> m);
+  // Continues from a match message the caller received itself (`bytes` bytes at `msg`, valid for
+  // the duration of the call): a blocking receive's fast path.
+  RecvOp(const Channel& ch, const UserBuffer& b, const uint8_t* msg, uint64_t bytes, int source,
+         int tag);
   ~RecvOp() override;
 
   bool progress() override;

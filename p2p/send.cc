@@ -180,4 +180,23 @@ int start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, bool s
   return MPI_SUCCESS;
 }
 
+int send_blocking(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
+                  Traffic* traffic) {
+  Outgoing out;
+  Status s = prepare_send(ch, b, &out);
+  if (s != Status::kOk) {
+    MPIZIP_ERROR("cannot prepare a send of %d elements: %s", b.count, status_string(s));
+    return MPI_ERR_OTHER;
+  }
+  *traffic = out.traffic;
+  int n = static_cast<int>(out.match.size());
+  int rc = synchronous ? PMPI_Ssend(out.match.data(), n, MPI_BYTE, dest, tag, ch.comm)
+                       : PMPI_Send(out.match.data(), n, MPI_BYTE, dest, tag, ch.comm);
+  if (rc != MPI_SUCCESS || out.bulk_bytes == 0) return rc;
+  std::vector<MPI_Request> reqs;
+  rc = post_bulk(out.bulk, out.bulk_bytes, dest, out.bulk_tag, ch.shadow, true, &reqs);
+  if (rc != MPI_SUCCESS) return rc;
+  return PMPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+}
+
 }  // namespace mpizip::p2p

@@ -32,6 +32,11 @@ Status prepare_send(const Channel& ch, const UserBuffer& b, Outgoing* out);
 int start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
                std::unique_ptr<platform::Operation>* op, Traffic* traffic);
 
+// MPI_Send / MPI_Ssend with blocking MPI calls. Only for callers whose other operations advance
+// elsewhere meanwhile (a progress thread): a blocked call advances nothing else.
+int send_blocking(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
+                  Traffic* traffic);
+
 // Posts `bytes` bytes as one or more messages (1 GiB each) with the same tag; FIFO order on a
 // (source, tag) pair keeps them in sequence for the receiver's matching posts.
 int post_bulk(const void* buf, uint64_t bytes, int peer, int tag, MPI_Comm comm, bool send,

@@ -12,6 +12,7 @@
 #include "p2p/recv.h"
 #include "p2p/send.h"
 #include "p2p/staged.h"
+#include "src/core/progress_thread.h"
 #include "src/core/protocol.h"
 #include "src/core/requests.h"
 #include "src/core/runtime.h"
@@ -122,6 +123,12 @@ int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
                        : PMPI_Send(buf, count, type, dest, tag, comm);
   }
   p2p::Traffic tr;
+  if (progress_thread_running()) {
+    // The progress thread keeps other operations moving: send with blocking calls.
+    int rc = p2p::send_blocking(r->channel, r->buffer, dest, tag, synchronous, &tr);
+    count_traffic(r->state->sent, r->state, r->buffer.dtype, tr);
+    return raise(comm, rc);
+  }
   std::unique_ptr<platform::Operation> op;
   int rc = p2p::start_send(r->channel, r->buffer, dest, tag, synchronous, &op, &tr);
   if (rc == MPI_SUCCESS) {
@@ -256,6 +263,22 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
       return raise(comm, rc);
     }
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  }
+  if (progress_thread_running() && r->state->probed.empty()) {
+    // The progress thread keeps other operations moving, so the match message can be received
+    // with one blocking call into this thread's buffer.
+    thread_local std::vector<uint8_t> match;
+    match.resize(p2p::kHeaderBytes + r->channel.policy.eager_bytes);
+    MPI_Status st;
+    int rc = PMPI_Recv(match.data(), static_cast<int>(match.size()), MPI_BYTE, source, tag, comm, &st);
+    if (rc != MPI_SUCCESS) return raise(comm, rc);
+    int bytes = 0;
+    PMPI_Get_count(&st, MPI_BYTE, &bytes);
+    p2p::RecvOp op(r->channel, r->buffer, match.data(), static_cast<uint64_t>(bytes), st.MPI_SOURCE,
+                   st.MPI_TAG);
+    drive(op);
+    count_traffic(r->state->received, r->state, r->buffer.dtype, op.traffic());
+    return raise(comm, fill_status(op.status(), status));
   }
   p2p::RecvOp op(r->channel, r->buffer, source, tag);
   count_received(op, *r);

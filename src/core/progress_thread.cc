@@ -72,6 +72,8 @@ void progress_thread_stop() {
   g_thread.join();
 }
 
+bool progress_thread_running() { return g_running.load(std::memory_order_relaxed); }
+
 void progress_thread_notify() {
   if (g_running.load(std::memory_order_relaxed)) g_cv.notify_one();
 }

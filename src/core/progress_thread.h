@@ -18,4 +18,8 @@ void progress_thread_stop();
 // Wakes the thread: an operation was registered.
 void progress_thread_notify();
 
+// True while the thread runs: blocking calls may then block in MPI without stalling other
+// operations.
+bool progress_thread_running();
+
 }  // namespace mpizip::core
