@@ -303,7 +303,6 @@ static void completion(MPI_Comm comm) {
     MPI_Isend(fo, N, MPI_FLOAT, right, 20 + form, comm, &r[2]);
     MPI_Isend(io, 50, MPI_INT, right, 40 + form, comm, &r[3]);
     int done = 0, flag = 0, idx, outcount, indices[4];
-    if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: completion form %d\n", rank, form);
     switch (form) {
       case 0: MPI_Waitall(4, r, st); break;
       case 1:
@@ -349,7 +348,6 @@ static void completion(MPI_Comm comm) {
       CHECK(count == N && st[0].MPI_SOURCE == left && st[0].MPI_TAG == 20 + form, "form %d status", form);
     }
   }
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: get_status, cancel, free\n", rank);
   /* request status without completing */
   MPI_Request r;
   MPI_Irecv(fi, N, MPI_FLOAT, left, 60, comm, &r);
@@ -519,29 +517,24 @@ int main(int argc, char** argv) {
   size_t max_bytes = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : (size_t)16 << 20;
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: sizes\n", rank);
-  exchange_sizes(comm, max_bytes);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: sizes done\n", rank);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: wildcards\n", rank);
-  wildcards(comm);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: ordering\n", rank);
-  ordering(comm);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: probes\n", rank);
-  probes(comm);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: truncation\n", rank);
-  truncation(comm);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: completion\n", rank);
-  completion(comm);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: combined\n", rank);
-  combined(comm);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: many_outstanding\n", rank);
-  many_outstanding(comm);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: type_mismatch\n", rank);
-  type_mismatch(comm);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: declared_types\n", rank);
-  declared_types(comm);
-  if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: progress_behind_barrier\n", rank);
-  progress_behind_barrier(comm);
+  /* P2P_TRACE=1 names each step on stderr, to find where a failing run stops. */
+#define STEP(call)                                                              \
+  do {                                                                          \
+    if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: %s\n", rank, #call);     \
+    call;                                                                       \
+  } while (0)
+  STEP(exchange_sizes(comm, max_bytes));
+  STEP(wildcards(comm));
+  STEP(ordering(comm));
+  STEP(probes(comm));
+  STEP(truncation(comm));
+  STEP(completion(comm));
+  STEP(combined(comm));
+  STEP(many_outstanding(comm));
+  STEP(type_mismatch(comm));
+  STEP(declared_types(comm));
+  STEP(progress_behind_barrier(comm));
+#undef STEP
   MPI_Comm_free(&comm);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("p2p_semantics: ok on %d ranks (MPIZip %s)\n", size, mpizip_on ? "active" : "absent");
