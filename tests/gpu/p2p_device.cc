@@ -169,8 +169,7 @@ int main(int argc, char** argv) {
     for (uint64_t s : sizes) {
       if (s > max_bytes) continue;
       if (s > (16u << 20) && ty.t != MPIZIP_BF16 && ty.t != MPI_FLOAT) continue;
-      exchange(ty.t, ty.esize, s, ++tag, tag % 2 == 0);
-      exchange(ty.t, ty.esize, s, ++tag, tag % 2 == 0);
+      for (bool blocking : {true, false}) exchange(ty.t, ty.esize, s, ++tag, blocking);
     }
   }
   strided();
