@@ -6,7 +6,7 @@
 # which builds the release tarball without CUDA and runs the tests again from it.
 set -e
 cd "$(dirname "$0")"
-tools/install-deps.sh
+tools/install-deps.sh --tests
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
