@@ -171,11 +171,15 @@ void RecvOp::deliver(const uint8_t* payload) {
       finish(error);
       return;
     }
-    if (s != Status::kUnsupported) {
+    if (s == Status::kCorruptStream || s == Status::kTypeMismatch) {
       MPIZIP_ERROR("corrupt compressed payload from rank %d (tag %d): %s", status_.source,
                    status_.tag, status_string(s));
       finish(ch_.err_corrupt);
       return;
+    }
+    if (s != Status::kUnsupported) {  // out of device memory or a runtime error: decode on the CPU
+      MPIZIP_LOG_ONCE(kWarn, "GPU decompression unavailable (%s); decoding on the CPU",
+                      status_string(s));
     }
   }
   if (header_.encoding == Encoding::kCompressed) {
