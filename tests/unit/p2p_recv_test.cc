@@ -1,0 +1,158 @@
+// The receiver's handling of a match message, without MPI traffic: inline payloads (raw and
+// compressed) land bit-exactly in the user's buffer; a corrupt stream, another element type, a
+// message that is not MPIZip's and a too-small buffer give their MPI errors and never write past
+// the buffer.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/codec_cpu.h"
+#include "p2p/recv.h"
+#include "p2p/wire.h"
+
+namespace mpizip::p2p {
+namespace {
+
+constexpr int kCorrupt = 12345;  // stands for MPIZip's registered error code
+
+Channel channel() {
+  Channel ch;
+  ch.policy.eager_bytes = kMaxInlineBytes;
+  ch.err_corrupt = kCorrupt;
+  return ch;
+}
+
+std::vector<uint16_t> bf16_data(size_t n, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) {
+    float f = u(g);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    x = static_cast<uint16_t>(bits >> 16);
+  }
+  return v;
+}
+
+// A match message: header and inline payload.
+std::vector<uint8_t> message(Encoding enc, format::DType t, uint64_t count,
+                             const std::vector<uint8_t>& payload) {
+  MatchHeader h = make_header(Payload::kInline, enc, t, 0, count, payload.size());
+  std::vector<uint8_t> m(kHeaderBytes + payload.size());
+  std::memcpy(m.data(), &h, kHeaderBytes);
+  if (!payload.empty()) std::memcpy(m.data() + kHeaderBytes, payload.data(), payload.size());
+  return m;
+}
+
+std::vector<uint8_t> compressed(const std::vector<uint16_t>& v) {
+  std::vector<uint8_t> out(kernels::cpu::max_compressed_size(format::DType::kBf16, v.size()));
+  uint64_t n = 0;
+  EXPECT_EQ(kernels::cpu::compress(format::DType::kBf16, v.data(), v.size(), out.data(), out.size(),
+                                   &n),
+            Status::kOk);
+  out.resize(n);
+  return out;
+}
+
+UserBuffer user(std::vector<uint16_t>* dst, int count, format::DType t = format::DType::kBf16) {
+  UserBuffer b;
+  b.ptr = dst->data();
+  b.count = count;
+  b.dtype = t;
+  return b;
+}
+
+TEST(P2pRecv, InlineRawAndCompressedAreBitExact) {
+  auto v = bf16_data(4000, 1);
+  std::vector<uint8_t> raw(v.size() * 2);
+  std::memcpy(raw.data(), v.data(), raw.size());
+  for (Encoding enc : {Encoding::kRaw, Encoding::kCompressed}) {
+    auto payload = enc == Encoding::kRaw ? raw : compressed(v);
+    auto m = message(enc, format::DType::kBf16, v.size(), payload);
+    std::vector<uint16_t> dst(v.size() + 8, 0xBEEF);
+    RecvOp op(channel(), user(&dst, static_cast<int>(v.size())), m.data(), m.size(), 3, 7);
+    ASSERT_TRUE(op.progress());
+    EXPECT_EQ(op.status().error, 0);
+    EXPECT_EQ(op.status().source, 3);
+    EXPECT_EQ(op.status().tag, 7);
+    EXPECT_EQ(op.status().bytes, v.size() * 2);
+    EXPECT_EQ(std::memcmp(dst.data(), v.data(), v.size() * 2), 0);
+    EXPECT_EQ(dst[v.size()], 0xBEEF);
+  }
+}
+
+TEST(P2pRecv, CorruptStreamIsReportedAndStaysInBounds) {
+  auto v = bf16_data(6000, 2);
+  auto payload = compressed(v);
+  int detected = 0;
+  for (size_t pos = 32; pos < payload.size(); pos += 97) {
+    auto bad = payload;
+    bad[pos] ^= 0x5A;
+    auto m = message(Encoding::kCompressed, format::DType::kBf16, v.size(), bad);
+    std::vector<uint16_t> dst(v.size() + 8, 0xBEEF);
+    RecvOp op(channel(), user(&dst, static_cast<int>(v.size())), m.data(), m.size(), 0, 0);
+    ASSERT_TRUE(op.progress());
+    EXPECT_TRUE(op.status().error == 0 || op.status().error == kCorrupt);
+    if (op.status().error == kCorrupt) ++detected;
+    EXPECT_EQ(dst[v.size()], 0xBEEF) << "wrote past the buffer, flip at " << pos;
+  }
+  EXPECT_GT(detected, 0);
+}
+
+TEST(P2pRecv, AnotherElementTypeIsATypeError) {
+  auto v = bf16_data(100, 3);
+  std::vector<uint8_t> raw(200);
+  std::memcpy(raw.data(), v.data(), 200);
+  auto m = message(Encoding::kRaw, format::DType::kBf16, 100, raw);
+  std::vector<uint16_t> dst(100, 0xBEEF);
+  RecvOp op(channel(), user(&dst, 100, format::DType::kFp16), m.data(), m.size(), 0, 0);
+  ASSERT_TRUE(op.progress());
+  EXPECT_EQ(op.status().error, MPI_ERR_TYPE);
+  EXPECT_EQ(dst[0], 0xBEEF);
+}
+
+TEST(P2pRecv, APlainMessageIsATypeError) {
+  std::vector<uint8_t> plain(64, 0x11);
+  std::vector<uint16_t> dst(100, 0xBEEF);
+  RecvOp op(channel(), user(&dst, 100), plain.data(), plain.size(), 0, 0);
+  ASSERT_TRUE(op.progress());
+  EXPECT_EQ(op.status().error, MPI_ERR_TYPE);
+  EXPECT_EQ(dst[0], 0xBEEF);
+}
+
+TEST(P2pRecv, TruncationDeliversThePrefix) {
+  auto v = bf16_data(3000, 4);
+  for (Encoding enc : {Encoding::kRaw, Encoding::kCompressed}) {
+    std::vector<uint8_t> raw(v.size() * 2);
+    std::memcpy(raw.data(), v.data(), raw.size());
+    auto m = message(enc, format::DType::kBf16, v.size(), enc == Encoding::kRaw ? raw : compressed(v));
+    std::vector<uint16_t> dst(1001, 0xBEEF);
+    RecvOp op(channel(), user(&dst, 1000), m.data(), m.size(), 0, 0);
+    ASSERT_TRUE(op.progress());
+    EXPECT_EQ(op.status().error, MPI_ERR_TRUNCATE);
+    EXPECT_EQ(op.status().bytes, 2000u);
+    EXPECT_EQ(std::memcmp(dst.data(), v.data(), 2000), 0);
+    EXPECT_EQ(dst[1000], 0xBEEF);
+  }
+}
+
+TEST(P2pWire, HeaderRoundTripAndRejection) {
+  MatchHeader h = make_header(Payload::kBulk, Encoding::kCompressed, format::DType::kFp32, 77, 1000,
+                              2345);
+  MatchHeader back;
+  ASSERT_TRUE(parse_header(&h, kHeaderBytes, &back));
+  EXPECT_EQ(back.bulk_tag, 77u);
+  EXPECT_EQ(back.app_bytes, 4000u);
+  EXPECT_FALSE(parse_header(&h, kHeaderBytes - 1, &back));  // short
+  for (size_t i = 0; i < kHeaderBytes; ++i) {                // any flipped byte is caught
+    auto bad = h;
+    reinterpret_cast<uint8_t*>(&bad)[i] ^= 0x01;
+    EXPECT_FALSE(parse_header(&bad, kHeaderBytes, &back)) << "byte " << i;
+  }
+}
+
+}  // namespace
+}  // namespace mpizip::p2p
