@@ -1,6 +1,8 @@
 #!/bin/sh
-# Builds MPIZip with CUDA in a build directory of its own and runs the GPU tests, a memory-checker
-# pass over the corruption and bounds tests, and the GPU codec benchmark. For the GPU machine:
+# Builds MPIZip with CUDA in a build directory of its own and runs the GPU tests (codec, and
+# point-to-point with device buffers on 2-4 ranks sharing the GPU), a memory-checker pass over the
+# corruption and bounds tests, and the GPU codec benchmark. For the GPU machine (where libtool's m4
+# files may be missing: generate configure elsewhere and bring it along):
 #
 #   tests/gpu/run.sh [BUILD_DIR] [LOG_DIR]
 #
@@ -17,12 +19,19 @@ cd "$src"
 [ -x configure ] || autoreconf -fi
 cd "$build"
 [ -f Makefile ] || "$src/configure" --with-cuda
-make -j"$(nproc)" libmpizip_core.la tests/gpu/codec_gpu_test osu-bench/codec
+make -j"$(nproc)" libmpizip.la tools/mpizip-info tests/gpu/codec_gpu_test tests/gpu/p2p_device \
+  osu-bench/codec
 
 status=0
 ./tests/gpu/codec_gpu_test --gtest_brief=1 >"$logs/codec_gpu_test.log" 2>&1 || status=$?
 echo "codec_gpu_test: exit $status (log: $logs/codec_gpu_test.log)"
 [ "$status" -eq 77 ] && exit 77
+
+p2p=0
+MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
+  sh "$src/tests/gpu/run-p2p.sh" >"$logs/p2p_device.log" 2>&1 || p2p=$?
+echo "p2p_device: exit $p2p (log: $logs/p2p_device.log)"
+[ "$p2p" -eq 0 ] || status=$p2p
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   MPIZIP_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 \
