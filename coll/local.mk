@@ -1,1 +1,13 @@
-# coll
+# coll: collectives. The two-shot compressed allreduce: the plan of shards and pieces, the hello and
+# tags on the wire, the CPU and GPU backends, the per-communicator resources, the engine.
+libmpizip_core_la_SOURCES += \
+	coll/plan.h coll/plan.cc \
+	coll/wire.h coll/wire.cc \
+	coll/backend.h coll/backend_host.cc \
+	coll/resources.h coll/resources.cc \
+	coll/allreduce.h coll/allreduce.cc
+if HAVE_CUDA
+libmpizip_core_la_SOURCES += coll/backend_gpu.cu
+else
+libmpizip_core_la_SOURCES += coll/backend_gpu_none.cc
+endif

@@ -27,7 +27,10 @@ inline constexpr int kSample = 4;
 // and table, more than coding saves on them.
 inline constexpr uint64_t kStoredMaxBytes = 1024;
 // Chunks of 16 bytes each lane loads ahead in the split phase.
-inline constexpr int kBatch = 8;
+#ifndef MPIZIP_ENC_BATCH
+#define MPIZIP_ENC_BATCH 8
+#endif
+inline constexpr int kBatch = MPIZIP_ENC_BATCH;
 
 struct Item {
   const uint8_t* src;

@@ -29,8 +29,13 @@ constexpr int kSplitThreads = 256;
 constexpr int kDefaultProbBits = 11;
 constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 
+// Encoder CTAs a multiprocessor should be able to hold (a register cap): 1 leaves the compiler free.
+#ifndef MPIZIP_ENC_MIN_CTAS
+#define MPIZIP_ENC_MIN_CTAS 1
+#endif
+
 template <DType T, bool kFused, bool kAligned>
-__global__ void __launch_bounds__(kEncThreads) encode_kernel(const MPIZIP_GRID_CONSTANT encode::Params p) {
+__global__ void __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS) encode_kernel(const MPIZIP_GRID_CONSTANT encode::Params p) {
   extern __shared__ uint4 smem[];
   encode::run<T, kFused, kAligned>(p, reinterpret_cast<uint8_t*>(smem));
 }

@@ -6,3 +6,8 @@ EXTRA_DIST += kernels/NOTES-codec-gpu.md
 if HAVE_CUDA
 libmpizip_core_la_SOURCES += kernels/codec_gpu.cu
 endif
+# The GPU reduce: CUDA-free header, kernel and launcher in reduce_gpu.cu.
+noinst_HEADERS += kernels/reduce_gpu.h
+if HAVE_CUDA
+libmpizip_core_la_SOURCES += kernels/reduce_gpu.cu
+endif

@@ -52,8 +52,8 @@ real-weights: osu-bench/data/onnx_weights
 		'$(abs_top_builddir)/.data'
 .PHONY: real-weights
 
-# The side-by-side runner, installed beside the benchmarks.
-dist_pkglibexec_SCRIPTS = osu-bench/compare
+# The side-by-side runner, and the allreduce's three-way runner, installed beside the benchmarks.
+dist_pkglibexec_SCRIPTS = osu-bench/compare osu-bench/allreduce-variants
 
 # Tests: the casts against fixed values, then the programs, the extractor and the runner.
 check_PROGRAMS += osu-bench/common/elem_type_check

@@ -41,6 +41,7 @@ class Allreduce : public Benchmark {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return bench_main(argc, argv,
-                    collective_spec("OSU MPI Allreduce Latency Test", make_benchmark<Allreduce>));
+  BenchSpec spec = collective_spec("OSU MPI Allreduce Latency Test", make_benchmark<Allreduce>);
+  spec.traits.mpizip_takes_device = true;  // MPIZip's two-shot allreduce, or its staging
+  return bench_main(argc, argv, spec);
 }

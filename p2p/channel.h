@@ -10,22 +10,33 @@
 
 #include "kernels/format.h"
 
+namespace mpizip::transport {
+class Transport;
+}
+
 namespace mpizip::p2p {
 
 class ProbedQueue;
+
+// How a compressed device buffer is sent (MPIZIP_P2P_PIPELINE).
+enum class Pipeline {
+  kSplit,           // the raw part leaves as soon as it is separated, while the rest is encoded
+  kEncodeThenSend,  // both parts leave once the whole stream is encoded
+  kOff,             // device buffers travel uncompressed
+};
 
 struct SendPolicy {
   uint64_t min_bytes = 1 << 20;  // compress at or above this many bytes
   uint64_t eager_bytes = 16384;  // inline payloads up to this many bytes
   bool host_compress = false;    // compress host buffers (CPU codec)
   bool checksum = false;         // add a checksum to compressed streams
+  Pipeline pipeline = Pipeline::kSplit;
 };
 
 struct Channel {
   MPI_Comm comm = MPI_COMM_NULL;    // the application's communicator: match messages
-  MPI_Comm shadow = MPI_COMM_NULL;  // its private duplicate: bulk payloads
-  std::atomic<uint32_t>* bulk_tags = nullptr;  // next bulk tag (per communicator)
-  int tag_ub = 32767;
+  transport::Transport* transport = nullptr;   // moves bulk payloads (over the private duplicate)
+  std::atomic<uint32_t>* bulk_tags = nullptr;  // next transfer tag (per communicator)
   ProbedQueue* probed = nullptr;
   SendPolicy policy;
   int err_corrupt = MPI_ERR_OTHER;  // error code for a corrupt compressed payload

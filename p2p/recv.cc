@@ -1,6 +1,7 @@
 #include "p2p/recv.h"
 
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/codec_cpu.h"
@@ -8,12 +9,19 @@
 #include "p2p/send.h"
 #include "src/platform/device.h"
 #include "src/platform/log.h"
+#include "src/transport/transport.h"
 
 namespace mpizip::p2p {
 namespace {
 
+using transport::Memory;
+
 uint64_t capacity_of(const UserBuffer& b) {
   return static_cast<uint64_t>(b.count) * format::elem_bytes(b.dtype);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -68,15 +76,32 @@ bool RecvOp::advance() {
     on_match(match_buf_.get(), static_cast<uint64_t>(bytes), st.MPI_SOURCE, st.MPI_TAG, true);
   }
   if (phase_ == Phase::kBulk) {
-    int flag = 1;
-    int n = static_cast<int>(bulk_reqs_.size());
-    int rc = PMPI_Testall(n, bulk_reqs_.data(), &flag, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) {
-      finish(rc);
-      return true;
+    for (auto& t : transfers_) {
+      if (!t) continue;
+      bool finished = false;
+      Status s = t->test(&finished);
+      if (s != Status::kOk) {
+        MPIZIP_ERROR("payload from rank %d (tag %d) failed in transport: %s", status_.source,
+                     status_.tag, status_string(s));
+        finish(MPI_ERR_OTHER);
+        return true;
+      }
+      if (!finished) return false;
     }
-    if (!flag) return false;
-    deliver(bulk_in_place_ ? nullptr : bulk_buf_.data());
+    landed();
+  }
+  if (phase_ == Phase::kDecode) {
+    bool finished = false;
+    Status s = job_.done(&finished);
+    if (s == Status::kOk && !finished) return false;
+    traffic_.codec_seconds += seconds_since(decode_start_);
+    if (s == Status::kOk) s = job_.result();
+    if (s == Status::kOk && job_.size() != header_.count) s = Status::kCorruptStream;
+    if (s == Status::kOk || s == Status::kTruncated) {
+      finish(header_.app_bytes > capacity_of(b_) ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    } else {
+      corrupt(s);
+    }
   }
   return phase_ == Phase::kDone;
 }
@@ -110,95 +135,163 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
     finish(MPI_ERR_TYPE);
     return;
   }
-  if (header_.dtype != b_.dtype) {
-    MPIZIP_ERROR("datatype mismatch: rank %d sent element type %d, this receive expects %d (tag %d)",
-                 source, static_cast<int>(header_.dtype), static_cast<int>(b_.dtype), tag);
-    // The bulk payload, if any, must still be drained from the shadow communicator.
-    std::vector<MPI_Request> reqs;
-    if (header_.payload == Payload::kBulk && header_.payload_bytes > 0) {
-      bulk_buf_.resize(header_.payload_bytes);
-      post_bulk(bulk_buf_.data(), header_.payload_bytes, source, static_cast<int>(header_.bulk_tag),
-                ch_.shadow, false, &reqs);
-      PMPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-    }
-    finish(MPI_ERR_TYPE);
-    return;
-  }
+  status_.bytes = std::min(header_.app_bytes, capacity_of(b_));
   traffic_.app_bytes = header_.app_bytes;
   traffic_.wire_bytes = header_.payload_bytes;
   traffic_.compressed = header_.encoding == Encoding::kCompressed;
   if (header_.payload == Payload::kInline || header_.payload_bytes == 0) {
-    deliver(msg + kHeaderBytes);
+    if (header_.dtype != b_.dtype) {
+      type_mismatch();
+      return;
+    }
+    deliver_host(msg + kHeaderBytes);
     return;
   }
-  bulk_in_place_ = header_.encoding == Encoding::kRaw && !b_.device &&
-                   header_.app_bytes <= capacity_of(b_);
-  void* dst = b_.ptr;
-  if (!bulk_in_place_) {
-    bulk_buf_.resize(header_.payload_bytes);
-    dst = bulk_buf_.data();
+  // The payload lands in memory of the kind the sender sent from (wire.h): the user's buffer when
+  // that is of this kind and the raw bytes fit, else scratch of this kind.
+  const bool device = header_.payload != Payload::kBulk;
+  const Memory where = device ? Memory::kDevice : Memory::kHost;
+  in_place_ = header_.dtype == b_.dtype && header_.encoding == Encoding::kRaw &&
+              device == b_.device && header_.app_bytes <= capacity_of(b_);
+  uint8_t* dst = static_cast<uint8_t*>(b_.ptr);
+  if (!in_place_) {
+    Status s = device ? device_buf_.resize(header_.payload_bytes)
+                      : bulk_buf_.resize(header_.payload_bytes);
+    if (s != Status::kOk) {
+      MPIZIP_ERROR("no %s memory for a payload of %llu bytes from rank %d: %s",
+                   device ? "device" : "host", static_cast<unsigned long long>(header_.payload_bytes),
+                   source, status_string(s));
+      finish(MPI_ERR_NO_MEM);
+      return;
+    }
+    dst = device ? device_buf_.data() : bulk_buf_.data();
   }
-  int rc = post_bulk(dst, header_.payload_bytes, source, static_cast<int>(header_.bulk_tag),
-                     ch_.shadow, false, &bulk_reqs_);
-  if (rc != MPI_SUCCESS) {
-    finish(rc);
+  Status s;
+  if (header_.payload == Payload::kSplit) {
+    const uint64_t part0 = format::coded_offset(header_.dtype, header_.count);
+    s = ch_.transport->irecv(dst, part0, where, source, header_.bulk_tag, &transfers_[0]);
+    if (s == Status::kOk) {
+      s = ch_.transport->irecv(dst + part0, header_.payload_bytes - part0, where, source,
+                               uint64_t{header_.bulk_tag} + 1, &transfers_[1]);
+    }
+  } else {
+    s = ch_.transport->irecv(dst, header_.payload_bytes, where, source, header_.bulk_tag,
+                             &transfers_[0]);
+  }
+  if (s != Status::kOk) {
+    MPIZIP_ERROR("transport %s cannot receive %llu bytes from rank %d: %s", ch_.transport->name(),
+                 static_cast<unsigned long long>(header_.payload_bytes), source, status_string(s));
+    finish(MPI_ERR_OTHER);
     return;
   }
   phase_ = Phase::kBulk;
+  if (header_.dtype != b_.dtype) {
+    // The payload must still be drained from the transport before the error is reported.
+    for (bool all = false; !all;) {
+      all = true;
+      for (auto& t : transfers_) {
+        bool finished = false;
+        if (t && t->test(&finished) == Status::kOk && !finished) all = false;
+      }
+    }
+    type_mismatch();
+  }
 }
 
-void RecvOp::deliver(const uint8_t* payload) {
+void RecvOp::type_mismatch() {
+  MPIZIP_ERROR("datatype mismatch: rank %d sent element type %d, this receive expects %d (tag %d)",
+               status_.source, static_cast<int>(header_.dtype), static_cast<int>(b_.dtype),
+               status_.tag);
+  finish(MPI_ERR_TYPE);
+}
+
+void RecvOp::corrupt(Status s) {
+  MPIZIP_ERROR("corrupt compressed payload from rank %d (tag %d): %s", status_.source, status_.tag,
+               status_string(s));
+  finish(ch_.err_corrupt);
+}
+
+// Every transfer of the payload has landed: deliver it.
+void RecvOp::landed() {
+  uint64_t stream_bytes = header_.payload_bytes;
+  if (header_.payload == Payload::kSplit) {
+    stream_bytes = format::coded_offset(header_.dtype, header_.count) +
+                   transfers_[1]->received_bytes();
+  }
+  transfers_[0].reset();
+  transfers_[1].reset();
+  if (in_place_) {
+    finish(MPI_SUCCESS);
+    return;
+  }
+  const uint64_t capacity = capacity_of(b_);
+  const uint64_t n = header_.app_bytes < capacity ? header_.app_bytes : capacity;
+  const int error = header_.app_bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  if (header_.payload == Payload::kBulk) {  // host memory
+    header_.payload_bytes = stream_bytes;
+    deliver_host(bulk_buf_.data());
+    return;
+  }
+  // Device memory.
+  if (header_.encoding == Encoding::kRaw) {
+    Status s = b_.device ? platform::copy_device_to_device(b_.ptr, device_buf_.data(), n)
+                         : platform::copy_to_host(b_.ptr, device_buf_.data(), n);
+    finish(s == Status::kOk ? error : MPI_ERR_OTHER);
+    return;
+  }
+  if (b_.device) {
+    decode_start_ = std::chrono::steady_clock::now();
+    Status s = gpu_start_decompress(b_.dtype, device_buf_.data(), stream_bytes, header_.count,
+                                    b_.ptr, capacity, &job_);
+    if (s == Status::kOk) {
+      phase_ = Phase::kDecode;
+      return;
+    }
+    MPIZIP_LOG_ONCE(kWarn, "GPU decompression unavailable (%s); decoding on the CPU",
+                    status_string(s));
+  }
+  // A host buffer (or no GPU decoder): bring the stream to the host and decode it there.
+  if (bulk_buf_.resize(stream_bytes) != Status::kOk ||
+      platform::copy_to_host(bulk_buf_.data(), device_buf_.data(), stream_bytes) != Status::kOk) {
+    finish(MPI_ERR_OTHER);
+    return;
+  }
+  device_buf_.clear();
+  header_.payload_bytes = stream_bytes;
+  deliver_host(bulk_buf_.data());
+}
+
+// The payload is in host memory at `payload` (header_.payload_bytes bytes): raw bytes or a stream.
+void RecvOp::deliver_host(const uint8_t* payload) {
   uint64_t capacity = capacity_of(b_);
   uint64_t n = header_.app_bytes < capacity ? header_.app_bytes : capacity;
   int error = header_.app_bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   status_.bytes = n;
-  if (payload == nullptr || n == 0) {  // already in place, or nothing to deliver
+  if (n == 0) {
     finish(error);
     return;
   }
   // Raw bytes, or the decoded stream, land in the user's buffer; through a host copy when the
   // buffer is on the device or too small (truncation delivers the first `capacity` bytes, as MPI).
   const uint8_t* plain = payload;
-  std::vector<uint8_t> decoded;
-  if (header_.encoding == Encoding::kCompressed && b_.device) {
-    // Decode on the GPU straight into the user's device buffer.
-    auto t0 = std::chrono::steady_clock::now();
-    uint64_t count = 0;
-    Status s = gpu_decompress(b_.dtype, payload, header_.payload_bytes, b_.ptr, capacity, &count);
-    traffic_.codec_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (s == Status::kOk || s == Status::kTruncated) {
-      finish(error);
-      return;
-    }
-    if (s == Status::kCorruptStream || s == Status::kTypeMismatch) {
-      MPIZIP_ERROR("corrupt compressed payload from rank %d (tag %d): %s", status_.source,
-                   status_.tag, status_string(s));
-      finish(ch_.err_corrupt);
-      return;
-    }
-    if (s != Status::kUnsupported) {  // out of device memory or a runtime error: decode on the CPU
-      MPIZIP_LOG_ONCE(kWarn, "GPU decompression unavailable (%s); decoding on the CPU",
-                      status_string(s));
-    }
-  }
+  platform::HostBuffer decoded;
   if (header_.encoding == Encoding::kCompressed) {
     auto t0 = std::chrono::steady_clock::now();
     bool direct = !b_.device && header_.app_bytes <= capacity;
     uint8_t* dst = static_cast<uint8_t*>(b_.ptr);
     if (!direct) {
-      decoded.resize(header_.app_bytes);
+      if (decoded.resize(header_.app_bytes) != Status::kOk) {
+        finish(MPI_ERR_NO_MEM);
+        return;
+      }
       dst = decoded.data();
     }
     uint64_t count = 0;
     Status s = kernels::cpu::decompress(payload, header_.payload_bytes, dst, header_.app_bytes,
                                         &count);
-    traffic_.codec_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    traffic_.codec_seconds += seconds_since(t0);
     if (s != Status::kOk || count != header_.count) {
-      MPIZIP_ERROR("corrupt compressed payload from rank %d (tag %d): %s", status_.source,
-                   status_.tag, status_string(s == Status::kOk ? Status::kCorruptStream : s));
-      finish(ch_.err_corrupt);
+      corrupt(s == Status::kOk ? Status::kCorruptStream : s);
       return;
     }
     if (direct) {
@@ -210,8 +303,7 @@ void RecvOp::deliver(const uint8_t* payload) {
   if (b_.device) {
     auto t0 = std::chrono::steady_clock::now();
     Status s = platform::copy_to_device(b_.ptr, plain, n);
-    traffic_.staging_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    traffic_.staging_seconds += seconds_since(t0);
     if (s != Status::kOk) error = MPI_ERR_OTHER;
   } else {
     std::memcpy(b_.ptr, plain, n);
@@ -225,7 +317,6 @@ void RecvOp::finish(int error) {
   if (on_complete_ && traffic_.app_bytes > 0) on_complete_(traffic_);
   match_buf_.reset();
   bulk_buf_.clear();
-  bulk_buf_.shrink_to_fit();
   probed_.reset();
 }
 

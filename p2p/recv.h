@@ -3,12 +3,16 @@
 // decode straight into the application's buffer and report the application's status.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <vector>
 
 #include "p2p/channel.h"
 #include "p2p/probed_queue.h"
+#include "p2p/gpu_codec.h"
+#include "src/platform/buffers.h"
+#include "src/transport/transport.h"
 #include "src/platform/operation.h"
 
 namespace mpizip::p2p {
@@ -34,10 +38,13 @@ class RecvOp : public platform::Operation {
   void on_complete(std::function<void(const Traffic&)> fn) { on_complete_ = std::move(fn); }
 
  private:
-  enum class Phase { kMatch, kBulk, kDone };
+  enum class Phase { kMatch, kBulk, kDecode, kDone };
   bool advance();
   void on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, bool protocol);
-  void deliver(const uint8_t* payload);
+  void landed();
+  void deliver_host(const uint8_t* payload);
+  void type_mismatch();
+  void corrupt(Status s);
   void finish(int error);
 
   Channel ch_;
@@ -49,9 +56,12 @@ class RecvOp : public platform::Operation {
   size_t match_capacity_ = 0;
   std::unique_ptr<ProbedMessage> probed_;
   MatchHeader header_{};
-  std::vector<MPI_Request> bulk_reqs_;
-  std::vector<uint8_t> bulk_buf_;
-  bool bulk_in_place_ = false;  // raw payload received straight into the user's host buffer
+  std::unique_ptr<transport::Transfer> transfers_[2];  // the payload (kSplit: its two parts)
+  platform::HostBuffer bulk_buf_;    // a host payload that cannot land in the user's buffer
+  platform::DeviceBuffer device_buf_;  // a device payload that cannot land in the user's buffer
+  bool in_place_ = false;            // raw payload received straight into the user's buffer
+  GpuJob job_;                       // decoding on the GPU
+  std::chrono::steady_clock::time_point decode_start_;
   Traffic traffic_;
   std::function<void(const Traffic&)> on_complete_;
 };

@@ -2,201 +2,319 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <vector>
 
 #include "kernels/codec_cpu.h"
 #include "p2p/gpu_codec.h"
+#include "p2p/wire.h"
+#include "src/platform/buffers.h"
 #include "src/platform/device.h"
 #include "src/platform/log.h"
+#include "src/transport/transport.h"
 
 namespace mpizip::p2p {
 namespace {
 
-constexpr uint64_t kBulkChunk = uint64_t{1} << 30;
+using transport::Memory;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The bytes of the payload as they will travel: the user's (host) buffer, a staged copy of a device
-// buffer, or a compressed stream. Sets `encoding`.
-Status make_payload(const Channel& ch, const UserBuffer& b, uint64_t app_bytes, Outgoing* out,
-                    const uint8_t** payload, uint64_t* payload_bytes, Encoding* encoding) {
-  bool compress = app_bytes > 0 && app_bytes >= ch.policy.min_bytes &&
-                  (b.device || ch.policy.host_compress);
-  if (compress && b.device) {
-    // Device buffers compress on the GPU; only the compressed stream crosses to the host.
-    auto t0 = std::chrono::steady_clock::now();
-    Status s = gpu_compress(b.dtype, b.ptr, static_cast<uint64_t>(b.count), ch.policy.checksum,
-                            &out->storage);
-    out->traffic.codec_seconds += seconds_since(t0);
-    if (s == Status::kOk && out->storage.size() < app_bytes) {
-      *encoding = Encoding::kCompressed;
-      *payload = out->storage.data();
-      *payload_bytes = out->storage.size();
-      return Status::kOk;
-    }
-    if (s != Status::kOk && s != Status::kUnsupported) {
-      MPIZIP_LOG_ONCE(kWarn, "GPU compression failed (%s); sending uncompressed",
-                      status_string(s));
-    }
-    out->storage.clear();
-    compress = s == Status::kUnsupported;  // no GPU codec in this build: the CPU codec below
-  }
-  const uint8_t* src = static_cast<const uint8_t*>(b.ptr);
-  std::vector<uint8_t> staged;
-  if (b.device && app_bytes > 0) {
-    auto t0 = std::chrono::steady_clock::now();
-    staged.resize(app_bytes);
-    MPIZIP_CHECK(platform::copy_to_host(staged.data(), b.ptr, app_bytes));
-    out->traffic.staging_seconds += seconds_since(t0);
-    src = staged.data();
-  }
-  *encoding = Encoding::kRaw;
-  *payload = src;
-  *payload_bytes = app_bytes;
-  if (compress) {
-    auto t0 = std::chrono::steady_clock::now();
-    out->storage.resize(kernels::cpu::max_compressed_size(b.dtype, b.count));
-    uint64_t written = 0;
-    kernels::cpu::EncodeOptions opt;
-    opt.checksum = ch.policy.checksum;
-    Status s = kernels::cpu::compress(b.dtype, src, b.count, out->storage.data(),
-                                      out->storage.size(), &written, opt);
-    out->traffic.codec_seconds += seconds_since(t0);
-    if (s != Status::kOk) {
-      MPIZIP_LOG_ONCE(kWarn, "compression failed (%s); sending uncompressed", status_string(s));
-    } else if (written < app_bytes) {
-      out->storage.resize(written);
-      *encoding = Encoding::kCompressed;
-      *payload = out->storage.data();
-      *payload_bytes = written;
-      return Status::kOk;
-    }
-  }
-  if (!staged.empty()) {
-    out->storage = std::move(staged);
-    *payload = out->storage.data();
-  }
-  return Status::kOk;
-}
-
-}  // namespace
-
-Status prepare_send(const Channel& ch, const UserBuffer& b, Outgoing* out) {
-  uint64_t app_bytes = static_cast<uint64_t>(b.count) * format::elem_bytes(b.dtype);
-  const uint8_t* payload = nullptr;
-  uint64_t payload_bytes = 0;
-  Encoding encoding = Encoding::kRaw;
-  MPIZIP_CHECK(make_payload(ch, b, app_bytes, out, &payload, &payload_bytes, &encoding));
-
-  bool inline_payload = payload_bytes <= ch.policy.eager_bytes;
-  if (!inline_payload) {
-    out->bulk_tag = static_cast<int>(ch.bulk_tags->fetch_add(1, std::memory_order_relaxed) %
-                                     static_cast<uint32_t>(ch.tag_ub));
-  }
-  MatchHeader h = make_header(inline_payload ? Payload::kInline : Payload::kBulk, encoding, b.dtype,
-                              static_cast<uint32_t>(out->bulk_tag), b.count, payload_bytes);
-  out->match.resize(kHeaderBytes + (inline_payload ? payload_bytes : 0));
-  std::memcpy(out->match.data(), &h, kHeaderBytes);
-  if (inline_payload) {
-    if (payload_bytes > 0) std::memcpy(out->match.data() + kHeaderBytes, payload, payload_bytes);
-    out->storage.clear();
-  } else {
-    out->bulk = payload;
-    out->bulk_bytes = payload_bytes;
-  }
-  out->traffic.app_bytes = app_bytes;
-  out->traffic.wire_bytes = payload_bytes;
-  out->traffic.compressed = encoding == Encoding::kCompressed;
-  return Status::kOk;
-}
-
-int post_bulk(const void* buf, uint64_t bytes, int peer, int tag, MPI_Comm comm, bool send,
-              std::vector<MPI_Request>* reqs) {
-  const uint8_t* p = static_cast<const uint8_t*>(buf);
-  do {
-    int n = static_cast<int>(bytes < kBulkChunk ? bytes : kBulkChunk);
-    MPI_Request r;
-    int rc = send ? PMPI_Isend(p, n, MPI_BYTE, peer, tag, comm, &r)
-                  : PMPI_Irecv(const_cast<uint8_t*>(p), n, MPI_BYTE, peer, tag, comm, &r);
-    if (rc != MPI_SUCCESS) return rc;
-    reqs->push_back(r);
-    p += n;
-    bytes -= static_cast<uint64_t>(n);
-  } while (bytes > 0);
-  return MPI_SUCCESS;
-}
-
-namespace {
-
-// Keeps the prepared message alive until MPI has completed every request.
 class SendOp : public platform::Operation {
  public:
-  explicit SendOp(Outgoing out) : out_(std::move(out)) { status_.bytes = out_.traffic.app_bytes; }
-  int post(const Channel& ch, int dest, int tag, bool synchronous) {
-    MPI_Request r;
-    int n = static_cast<int>(out_.match.size());
-    int rc = synchronous ? PMPI_Issend(out_.match.data(), n, MPI_BYTE, dest, tag, ch.comm, &r)
-                         : PMPI_Isend(out_.match.data(), n, MPI_BYTE, dest, tag, ch.comm, &r);
-    if (rc != MPI_SUCCESS) return rc;
-    reqs_.push_back(r);
-    if (out_.bulk_bytes > 0) return post_bulk(out_.bulk, out_.bulk_bytes, dest, out_.bulk_tag, ch.shadow, true, &reqs_);
-    return MPI_SUCCESS;
+  SendOp(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
+         std::function<void(const Traffic&)> on_done)
+      : ch_(ch), b_(b), dest_(dest), tag_(tag), synchronous_(synchronous),
+        on_done_(std::move(on_done)) {
+    app_bytes_ = static_cast<uint64_t>(b.count) * format::elem_bytes(b.dtype);
+    status_.bytes = app_bytes_;
+    traffic_.app_bytes = app_bytes_;
   }
+
+  // Decides the path and posts what can leave now. An MPI error code.
+  int start() {
+    const bool wants_compression =
+        app_bytes_ > 0 && app_bytes_ >= ch_.policy.min_bytes &&
+        (b_.device ? ch_.policy.pipeline != Pipeline::kOff : ch_.policy.host_compress);
+    // Device buffers are not compressed between ranks of one node: CUDA IPC moves them at memory
+    // speed. Host buffers follow MPIZIP_HOST_COMPRESS wherever the peer is.
+    const bool same_node = ch_.transport != nullptr && ch_.transport->same_node(dest_);
+    if (wants_compression && b_.device && !same_node &&
+        gpu_split_bytes(b_.dtype, static_cast<uint64_t>(b_.count)) > 0) {
+      Status s = gpu_start_compress(b_.dtype, b_.ptr, static_cast<uint64_t>(b_.count),
+                                    ch_.policy.checksum,
+                                    ch_.policy.pipeline == Pipeline::kSplit, &job_);
+      if (s == Status::kOk) return start_split();
+      if (s != Status::kUnsupported) {
+        MPIZIP_LOG_ONCE(kWarn, "GPU compression unavailable (%s); sending uncompressed",
+                        status_string(s));
+      }
+    }
+    Status s = make_payload(wants_compression && (!b_.device || !same_node));
+    if (s != Status::kOk) {
+      MPIZIP_ERROR("cannot prepare a send of %d elements: %s", b_.count, status_string(s));
+      return s == Status::kOutOfMemory ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
+    }
+    return post_whole();
+  }
+
   bool progress() override {
     if (done_) return true;
-    int flag = 0;
-    int rc = PMPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &flag,
-                          MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) {
-      status_.error = rc;
-      flag = 1;
+    if (job_active_) {
+      Status s = advance_job();
+      if (s != Status::kOk) return fail(s);
+      if (job_active_) return false;
     }
-    done_ = flag != 0;
-    return done_;
+    if (match_req_ != MPI_REQUEST_NULL) {
+      int flag = 0;
+      int rc = PMPI_Test(&match_req_, &flag, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS) return fail_mpi(rc);
+      if (!flag) return false;
+    }
+    for (auto& t : transfers_) {
+      if (!t) continue;
+      bool finished = false;
+      Status s = t->test(&finished);
+      if (s != Status::kOk) return fail(s);
+      if (!finished) return false;
+    }
+    done_ = true;
+    release();
+    return true;
   }
 
  private:
-  Outgoing out_;
-  std::vector<MPI_Request> reqs_;
+  // The payload as it will travel when it is ready now: inline in the match message or one bulk
+  // transfer, raw or compressed. Compresses on the CPU (host buffers) or, for small device
+  // buffers, on the GPU synchronously.
+  Status make_payload(bool compress) {
+    payload_ = static_cast<const uint8_t*>(b_.ptr);
+    payload_bytes_ = app_bytes_;
+    payload_where_ = b_.device ? Memory::kDevice : Memory::kHost;
+    encoding_ = Encoding::kRaw;
+    if (!compress) return Status::kOk;
+    auto t0 = std::chrono::steady_clock::now();
+    const uint8_t* src = static_cast<const uint8_t*>(b_.ptr);
+    if (b_.device) {
+      // A device buffer too small to split: compress on the GPU, copy the stream to the host.
+      GpuJob job;
+      Status s = gpu_start_compress(b_.dtype, b_.ptr, static_cast<uint64_t>(b_.count),
+                                    ch_.policy.checksum, false, &job);
+      bool finished = false;
+      while (s == Status::kOk && (s = job.done(&finished)) == Status::kOk && !finished) {
+      }
+      if (s == Status::kOk) s = job.result();
+      if (s == Status::kOk && job.size() < app_bytes_) {
+        MPIZIP_CHECK(storage_.resize(job.size()));
+        MPIZIP_CHECK(platform::copy_to_host(storage_.data(), job.stream().data(), job.size()));
+        use_storage(Encoding::kCompressed, Memory::kHost);
+      } else if (s != Status::kOk && s != Status::kUnsupported) {
+        MPIZIP_LOG_ONCE(kWarn, "GPU compression failed (%s); sending uncompressed",
+                        status_string(s));
+      }
+      if (s != Status::kUnsupported) {
+        traffic_.codec_seconds += seconds_since(t0);
+        return Status::kOk;
+      }
+      // No GPU codec in this build: stage the data and use the CPU codec.
+      MPIZIP_CHECK(staged_.resize(app_bytes_));
+      MPIZIP_CHECK(platform::copy_to_host(staged_.data(), b_.ptr, app_bytes_));
+      src = staged_.data();
+      traffic_.staging_seconds += seconds_since(t0);
+      t0 = std::chrono::steady_clock::now();
+    }
+    MPIZIP_CHECK(storage_.resize(kernels::cpu::max_compressed_size(b_.dtype, b_.count)));
+    uint64_t written = 0;
+    kernels::cpu::EncodeOptions opt;
+    opt.checksum = ch_.policy.checksum;
+    Status s = kernels::cpu::compress(b_.dtype, src, static_cast<uint64_t>(b_.count),
+                                      storage_.data(), storage_.size(), &written, opt);
+    traffic_.codec_seconds += seconds_since(t0);
+    if (s != Status::kOk) {
+      MPIZIP_LOG_ONCE(kWarn, "compression failed (%s); sending uncompressed", status_string(s));
+    } else if (written < app_bytes_) {
+      MPIZIP_CHECK(storage_.resize(written));
+      use_storage(Encoding::kCompressed, Memory::kHost);
+      return Status::kOk;
+    }
+    if (!staged_.empty()) {  // the CPU codec did not help: send the staged copy
+      payload_ = staged_.data();
+      payload_where_ = Memory::kHost;
+    }
+    return Status::kOk;
+  }
+
+  void use_storage(Encoding e, Memory where) {
+    encoding_ = e;
+    payload_ = storage_.data();
+    payload_bytes_ = storage_.size();
+    payload_where_ = where;
+  }
+
+  // Inline or one bulk transfer: the payload is ready.
+  int post_whole() {
+    traffic_.wire_bytes = payload_bytes_;
+    traffic_.compressed = encoding_ == Encoding::kCompressed;
+    const bool inline_payload = payload_bytes_ <= ch_.policy.eager_bytes;
+    if (!inline_payload) bulk_tag_ = ch_.bulk_tags->fetch_add(1, std::memory_order_relaxed);
+    const Payload kind = inline_payload                      ? Payload::kInline
+                         : payload_where_ == Memory::kDevice ? Payload::kBulkDevice
+                                                             : Payload::kBulk;
+    MatchHeader h = make_header(kind, encoding_,
+                                b_.dtype, bulk_tag_, static_cast<uint64_t>(b_.count),
+                                payload_bytes_);
+    match_.resize(kHeaderBytes + (inline_payload ? payload_bytes_ : 0));
+    std::memcpy(match_.data(), &h, kHeaderBytes);
+    if (inline_payload && payload_bytes_ > 0) {
+      uint8_t* dst = match_.data() + kHeaderBytes;
+      if (payload_where_ == Memory::kDevice) {
+        if (platform::copy_to_host(dst, payload_, payload_bytes_) != Status::kOk) {
+          return MPI_ERR_OTHER;
+        }
+      } else {
+        std::memcpy(dst, payload_, payload_bytes_);
+      }
+    }
+    int rc = post_match();
+    if (rc != MPI_SUCCESS || inline_payload) {
+      if (inline_payload) release();
+      return rc;
+    }
+    return post_transfer(0, payload_, payload_bytes_, payload_where_, bulk_tag_);
+  }
+
+  // Split-send: the match message now, each part of the stream as soon as the GPU has it.
+  int start_split() {
+    job_active_ = true;
+    split_bytes_ = gpu_split_bytes(b_.dtype, static_cast<uint64_t>(b_.count));
+    const uint64_t max_bytes = job_.stream().size();
+    bulk_tag_ = ch_.bulk_tags->fetch_add(2, std::memory_order_relaxed);
+    MatchHeader h = make_header(Payload::kSplit, Encoding::kCompressed, b_.dtype, bulk_tag_,
+                                static_cast<uint64_t>(b_.count), max_bytes);
+    match_.resize(kHeaderBytes);
+    std::memcpy(match_.data(), &h, kHeaderBytes);
+    traffic_.compressed = true;
+    codec_start_ = std::chrono::steady_clock::now();
+    int rc = post_match();
+    if (rc != MPI_SUCCESS) return rc;
+    Status s = advance_job();
+    return s == Status::kOk ? MPI_SUCCESS : MPI_ERR_OTHER;
+  }
+
+  // Posts the parts of the stream the GPU has finished.
+  Status advance_job() {
+    if (!transfers_[0]) {
+      bool ready = false;
+      MPIZIP_CHECK(job_.raw_ready(&ready));
+      if (!ready) return Status::kOk;
+      if (ch_.policy.pipeline == Pipeline::kSplit) {
+        MPIZIP_CHECK(post_status(0, job_.stream().data(), split_bytes_, bulk_tag_));
+      }
+    }
+    bool finished = false;
+    MPIZIP_CHECK(job_.done(&finished));
+    if (!finished) return Status::kOk;
+    traffic_.codec_seconds += seconds_since(codec_start_);
+    Status s = job_.result();
+    uint64_t size = job_.size();
+    if (s != Status::kOk || size < split_bytes_ || size > job_.stream().size()) {
+      // The header promised a stream: send the raw part alone, which the receiver rejects as a
+      // corrupt stream, and report the failure here.
+      MPIZIP_ERROR("GPU compression of %d elements failed: %s", b_.count,
+                   status_string(s == Status::kOk ? Status::kInternal : s));
+      size = split_bytes_;
+      error_ = MPI_ERR_OTHER;
+    }
+    if (!transfers_[0]) MPIZIP_CHECK(post_status(0, job_.stream().data(), split_bytes_, bulk_tag_));
+    MPIZIP_CHECK(post_status(1, job_.stream().data() + split_bytes_, size - split_bytes_,
+                             uint64_t{bulk_tag_} + 1));
+    traffic_.wire_bytes = size;
+    job_active_ = false;
+    return Status::kOk;
+  }
+
+  int post_match() {
+    const int n = static_cast<int>(match_.size());
+    return synchronous_ ? PMPI_Issend(match_.data(), n, MPI_BYTE, dest_, tag_, ch_.comm, &match_req_)
+                        : PMPI_Isend(match_.data(), n, MPI_BYTE, dest_, tag_, ch_.comm, &match_req_);
+  }
+
+  Status post_status(int i, const void* p, uint64_t bytes, uint64_t tag) {
+    return ch_.transport->isend(p, bytes, Memory::kDevice, dest_, tag, &transfers_[i]);
+  }
+
+  int post_transfer(int i, const void* p, uint64_t bytes, Memory where, uint64_t tag) {
+    Status s = ch_.transport->isend(p, bytes, where, dest_, tag, &transfers_[i]);
+    if (s == Status::kOk) return MPI_SUCCESS;
+    MPIZIP_ERROR("transport %s cannot send %llu bytes to rank %d: %s", ch_.transport->name(),
+                 static_cast<unsigned long long>(bytes), dest_, status_string(s));
+    return MPI_ERR_OTHER;
+  }
+
+  bool fail(Status s) {
+    MPIZIP_ERROR("send of %d elements to rank %d failed: %s", b_.count, dest_, status_string(s));
+    return fail_mpi(MPI_ERR_OTHER);
+  }
+
+  bool fail_mpi(int rc) {
+    error_ = rc;
+    done_ = true;
+    status_.error = error_;
+    release();
+    return true;
+  }
+
+  // MPIZip's memory goes back to its pools as soon as nothing of the message needs it.
+  void release() {
+    status_.error = error_;
+    storage_.clear();
+    staged_.clear();
+    if (on_done_) {
+      on_done_(traffic_);
+      on_done_ = nullptr;
+    }
+  }
+
+  Channel ch_;
+  UserBuffer b_;
+  int dest_, tag_;
+  bool synchronous_;
+  std::function<void(const Traffic&)> on_done_;
+  uint64_t app_bytes_ = 0;
+  Traffic traffic_;
+
+  const uint8_t* payload_ = nullptr;
+  uint64_t payload_bytes_ = 0;
+  Memory payload_where_ = Memory::kHost;
+  Encoding encoding_ = Encoding::kRaw;
+  platform::HostBuffer storage_;  // compressed payload (host)
+  platform::HostBuffer staged_;   // host copy of a device buffer for the CPU codec
+
+  GpuJob job_;
+  bool job_active_ = false;
+  uint64_t split_bytes_ = 0;
+  std::chrono::steady_clock::time_point codec_start_;
+
+  uint32_t bulk_tag_ = 0;
+  std::vector<uint8_t> match_;
+  MPI_Request match_req_ = MPI_REQUEST_NULL;
+  std::unique_ptr<transport::Transfer> transfers_[2];
+  int error_ = MPI_SUCCESS;
   bool done_ = false;
 };
 
 }  // namespace
 
 int start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
-               std::unique_ptr<platform::Operation>* op, Traffic* traffic) {
-  Outgoing out;
-  Status s = prepare_send(ch, b, &out);
-  if (s != Status::kOk) {
-    MPIZIP_ERROR("cannot prepare a send of %d elements: %s", b.count, status_string(s));
-    return MPI_ERR_OTHER;
-  }
-  *traffic = out.traffic;
-  auto send_op = std::make_unique<SendOp>(std::move(out));
-  int rc = send_op->post(ch, dest, tag, synchronous);
+               std::unique_ptr<platform::Operation>* op,
+               std::function<void(const Traffic&)> on_done) {
+  auto send = std::make_unique<SendOp>(ch, b, dest, tag, synchronous, std::move(on_done));
+  int rc = send->start();
   if (rc != MPI_SUCCESS) return rc;
-  *op = std::move(send_op);
+  *op = std::move(send);
   return MPI_SUCCESS;
-}
-
-int send_blocking(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
-                  Traffic* traffic) {
-  Outgoing out;
-  Status s = prepare_send(ch, b, &out);
-  if (s != Status::kOk) {
-    MPIZIP_ERROR("cannot prepare a send of %d elements: %s", b.count, status_string(s));
-    return MPI_ERR_OTHER;
-  }
-  *traffic = out.traffic;
-  int n = static_cast<int>(out.match.size());
-  int rc = synchronous ? PMPI_Ssend(out.match.data(), n, MPI_BYTE, dest, tag, ch.comm)
-                       : PMPI_Send(out.match.data(), n, MPI_BYTE, dest, tag, ch.comm);
-  if (rc != MPI_SUCCESS || out.bulk_bytes == 0) return rc;
-  std::vector<MPI_Request> reqs;
-  rc = post_bulk(out.bulk, out.bulk_bytes, dest, out.bulk_tag, ch.shadow, true, &reqs);
-  if (rc != MPI_SUCCESS) return rc;
-  return PMPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
 }
 
 }  // namespace mpizip::p2p

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "src/platform/device.h"
+#include "src/platform/buffers.h"
 #include "src/platform/log.h"
 
 namespace mpizip::p2p {
@@ -27,10 +28,12 @@ int span_of(int count, MPI_Datatype type, Span* s) {
 class StagedOp : public platform::Operation {
  public:
   StagedOp(void* device, Span span, bool receive) : device_(device), span_(span), receive_(receive) {
-    host_.resize(span.bytes);
+    alloc_ = host_.resize(span.bytes);
   }
+  // kOk unless host memory ran out.
+  Status allocated() const { return alloc_; }
   // The host address that stands for the device buffer's base address.
-  void* base() { return host_.data() - span_.lb; }
+  void* base() { return reinterpret_cast<char*>(host_.data()) - span_.lb; }
   Status load() {  // device span -> host
     return platform::copy_to_host(host_.data(), static_cast<char*>(device_) + span_.lb, span_.bytes);
   }
@@ -71,13 +74,13 @@ class StagedOp : public platform::Operation {
     status_.error = error;
     done_ = true;
     host_.clear();
-    host_.shrink_to_fit();
     return true;
   }
   void* device_;
   Span span_;
   bool receive_;
-  std::vector<char> host_;
+  platform::HostBuffer host_;  // pooled, pinned where possible
+  Status alloc_ = Status::kOk;
   MPI_Request req_ = MPI_REQUEST_NULL;
   bool done_ = false;
 };
@@ -90,6 +93,7 @@ int start_staged_send(const void* buf, int count, MPI_Datatype type, int dest, i
   int rc = span_of(count, type, &span);
   if (rc != MPI_SUCCESS) return rc;
   auto staged = std::make_unique<StagedOp>(const_cast<void*>(buf), span, false);
+  if (staged->allocated() != Status::kOk) return MPI_ERR_NO_MEM;
   if (staged->load() != Status::kOk) return MPI_ERR_OTHER;
   rc = synchronous ? PMPI_Issend(staged->base(), count, type, dest, tag, comm, staged->request())
                    : PMPI_Isend(staged->base(), count, type, dest, tag, comm, staged->request());
@@ -103,6 +107,7 @@ int start_staged_recv(void* buf, int count, MPI_Datatype type, int source, int t
   int rc = span_of(count, type, &span);
   if (rc != MPI_SUCCESS) return rc;
   auto staged = std::make_unique<StagedOp>(buf, span, true);
+  if (staged->allocated() != Status::kOk) return MPI_ERR_NO_MEM;
   if (staged->load() != Status::kOk) return MPI_ERR_OTHER;
   rc = PMPI_Irecv(staged->base(), count, type, source, tag, comm, staged->request());
   if (rc == MPI_SUCCESS) *op = std::move(staged);

@@ -6,7 +6,7 @@ namespace mpizip::p2p {
 namespace {
 
 constexpr uint64_t kMagic = 0x31504d5a50495a4dULL;  // "MZIPZMP1"
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;
 
 uint64_t header_check(const MatchHeader& h) {
   uint64_t words[5];
@@ -39,13 +39,21 @@ bool parse_header(const void* msg, size_t bytes, MatchHeader* out) {
   MatchHeader h;
   std::memcpy(&h, msg, kHeaderBytes);
   if (h.magic != kMagic || h.version != kVersion || h.check != header_check(h)) return false;
-  if (h.payload != Payload::kInline && h.payload != Payload::kBulk) return false;
+  if (h.payload != Payload::kInline && h.payload != Payload::kBulk &&
+      h.payload != Payload::kSplit && h.payload != Payload::kBulkDevice) {
+    return false;
+  }
   if (h.encoding != Encoding::kRaw && h.encoding != Encoding::kCompressed) return false;
   if (!format::dtype_valid(static_cast<uint8_t>(h.dtype))) return false;
   if (h.app_bytes != h.count * format::elem_bytes(h.dtype)) return false;
   if (h.encoding == Encoding::kRaw && h.payload_bytes != h.app_bytes) return false;
   if (h.payload == Payload::kInline && bytes != kHeaderBytes + h.payload_bytes) return false;
-  if (h.payload == Payload::kBulk && bytes != kHeaderBytes) return false;
+  if (h.payload != Payload::kInline && bytes != kHeaderBytes) return false;
+  if (h.payload == Payload::kSplit &&
+      (h.encoding != Encoding::kCompressed ||
+       h.payload_bytes < format::coded_offset(h.dtype, h.count))) {
+    return false;
+  }
   *out = h;
   return true;
 }

@@ -17,8 +17,15 @@ inline constexpr size_t kMaxMatchBytes = kHeaderBytes + kMaxInlineBytes;
 
 enum class Payload : uint8_t {
   kInline = 1,  // the payload follows the header in the match message
-  kBulk = 2,    // the payload is one message on the shadow communicator, tag bulk_tag
+  kBulk = 2,    // the payload is one transfer of payload_bytes, tag bulk_tag
+  kSplit = 3,   // a compressed stream in two transfers: its first format::coded_offset(dtype,
+                // count) bytes (header and raw section) with tag bulk_tag, then the rest (at most
+                // payload_bytes minus those) with tag bulk_tag + 1; from device memory
+  kBulkDevice = 4,  // as kBulk, from device memory
 };
+// Transfers of kSplit and kBulkDevice payloads are received into device memory, those of kBulk
+// into host memory, whatever the receiver's buffer: both sides then hand the transport the same
+// kind of memory, from which it picks its route (CUDA IPC or network, staging or not).
 
 enum class Encoding : uint8_t {
   kRaw = 1,         // the application's bytes
@@ -31,10 +38,10 @@ struct MatchHeader {
   Payload payload;
   Encoding encoding;
   format::DType dtype;     // element type of the sender's datatype
-  uint32_t bulk_tag;       // shadow-communicator tag when payload == kBulk
+  uint32_t bulk_tag;       // transport tag of the payload (kBulk, kBulkDevice, kSplit)
   uint64_t count;          // elements sent
   uint64_t app_bytes;      // count x element size: bytes the receiver gets
-  uint64_t payload_bytes;  // bytes of the payload as it travels
+  uint64_t payload_bytes;  // bytes of the payload as it travels (kSplit: at most)
   uint64_t check;          // hash of the fields above
 };
 static_assert(sizeof(MatchHeader) == kHeaderBytes, "match header is 48 bytes");

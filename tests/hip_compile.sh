@@ -6,7 +6,7 @@ src=${MPIZIP_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 command -v hipcc >/dev/null 2>&1 || { echo "hip_compile: no hipcc, skipped"; exit 77; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for f in kernels/codec_gpu.cu; do
+for f in kernels/codec_gpu.cu kernels/reduce_gpu.cu coll/backend_gpu.cu; do
   hipcc --offload-arch=gfx90a -std=c++20 -O3 -DMPIZIP_HIP -I"$src" -I"$src/include" -x hip \
     -c "$src/$f" -o "$out/$(basename "$f").o" || { echo "hip_compile: $f failed"; exit 1; }
   echo "hip_compile: $f compiled for gfx90a"

@@ -15,14 +15,20 @@ EXTRA_DIST += tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings
 	tests/mpi/settings.sh tests/mpi/no_init.sh
 
 if HAVE_GTEST
-check_PROGRAMS += tests/unit/settings_test tests/unit/p2p_recv_test
+check_PROGRAMS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test
+tests_unit_buffers_test_SOURCES = tests/unit/buffers_test.cc
+tests_unit_buffers_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 tests_unit_settings_test_SOURCES = tests/unit/settings_test.cc
 tests_unit_settings_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 tests_unit_p2p_recv_test_SOURCES = tests/unit/p2p_recv_test.cc
 tests_unit_p2p_recv_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
-TESTS += tests/unit/settings_test tests/unit/p2p_recv_test
+TESTS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test
 endif
 
 include tests/codec-cpu.mk
 include tests/gpu/local.mk
 include tests/gpu/p2p.mk
+include tests/ucx.mk
+include tests/coll.mk
+include tests/netns.mk
+include tests/transport.mk

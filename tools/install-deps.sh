@@ -1,13 +1,14 @@
 #!/bin/sh
 # Installs what building MPIZip needs on Debian or Ubuntu, when any of it is missing; with --tests,
-# also what the test suite needs (GoogleTest, clang's libFuzzer, HIP to compile the kernels for AMD).
+# also what the test suite needs (GoogleTest, clang's libFuzzer, HIP to compile the kernels for AMD,
+# iproute2 for the network-namespace test).
 # Needs root (or sudo). The CUDA toolkit is not installed here: configure finds /usr/local/cuda when
 # it is present, and builds without it otherwise.
 set -e
 pkgs="openmpi-bin libopenmpi-dev libucx-dev ucx-utils libhwloc-dev hwloc autoconf automake libtool
       pkg-config make g++ libbenchmark-dev gnuplot-nox"
 if [ "${1:-}" = --tests ]; then
-  pkgs="$pkgs libgtest-dev clang libclang-rt-14-dev hipcc libamdhip64-dev"
+  pkgs="$pkgs libgtest-dev clang libclang-rt-14-dev hipcc libamdhip64-dev iproute2"
 fi
 # npm fetches the trained weights of the `real` benchmark data; any installation of it will do.
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"

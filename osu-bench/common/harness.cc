@@ -48,10 +48,8 @@ std::optional<Context> make_context(int argc, char** argv, const BenchSpec& spec
   ctx.opts = *opts;
   ctx.mpi = mpi_type_of(ctx.opts.type);
   ctx.elem_size = elem_type_size(ctx.opts.type);
-  // MPIZip takes device buffers of point-to-point calls itself (compressing or staging them), so
-  // with MPIZip active those benchmarks hand it device pointers, as an application would.
   ctx.staged = ctx.opts.any_device() && !mpi_accepts_device_pointers() &&
-               !(spec.traits.point_to_point && mpizip_active());
+               !(spec.traits.mpizip_takes_device && mpizip_active());
   return ctx;
 }
 
@@ -128,7 +126,9 @@ std::unique_ptr<Buffer> Context::data_buffer(size_t count) const {
 
 BenchSpec point_to_point_spec(const char* title, const char* column, bool window,
                               BenchmarkFactory make) {
-  return {title,    {.point_to_point = true, .window = window, .default_max_size = size_t(1) << 22},
+  return {title,
+          {.point_to_point = true, .window = window, .default_max_size = size_t(1) << 22,
+           .mpizip_takes_device = true},
           {column}, 2,
           2,        std::move(make)};
 }

@@ -28,6 +28,9 @@ struct ProgramTraits {
   bool point_to_point;  // two ranks, per-rank buffer locations
   bool window;          // accepts -W
   size_t default_max_size;
+  // MPIZip serves this call's device buffers itself (compressing or staging them), so with MPIZip
+  // active the benchmark hands it device pointers, as an application would.
+  bool mpizip_takes_device = false;
 };
 
 struct Options {

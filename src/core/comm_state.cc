@@ -1,5 +1,7 @@
 #include "src/core/comm_state.h"
 
+#include "src/transport/transport.h"
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -7,6 +9,9 @@
 #include "src/platform/log.h"
 
 namespace mpizip::core {
+
+CommState::CommState() = default;
+CommState::~CommState() = default;
 namespace {
 
 // Freed communicators whose statistics are kept individually; the counts of any further ones are

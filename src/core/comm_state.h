@@ -12,7 +12,13 @@
 #include <functional>
 #include <string>
 
+#include <memory>
+
 #include "p2p/probed_queue.h"
+
+namespace mpizip::transport {
+class Transport;
+}
 
 namespace mpizip::core {
 
@@ -38,6 +44,8 @@ struct TypeCounters {
 };
 
 struct CommState {
+  CommState();
+  ~CommState();
   uint64_t id = 0;            // creation order in this process; 0 is MPI_COMM_WORLD
   int size = 0;               // number of ranks
   std::string origin;         // "MPI_COMM_WORLD", "dup of comm 0", ...
@@ -49,9 +57,9 @@ struct CommState {
   // The point-to-point protocol, set up collectively when the communicator is created
   // (src/core/protocol.h); off for communicators MPIZip did not see created.
   std::atomic<bool> protocol{false};
-  MPI_Comm shadow = MPI_COMM_NULL;      // private duplicate carrying bulk payloads
-  std::atomic<uint32_t> bulk_tags{0};   // next bulk tag
-  int tag_ub = 32767;
+  MPI_Comm shadow = MPI_COMM_NULL;      // private duplicate, the transport's own communicator
+  std::unique_ptr<transport::Transport> transport;  // moves bulk payloads
+  std::atomic<uint32_t> bulk_tags{0};   // next transfer tag
   p2p::ProbedQueue probed;
   std::array<TypeCounters, 8> sent;     // by format::DType value (1..6)
   std::array<TypeCounters, 8> received;

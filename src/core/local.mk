@@ -9,3 +9,5 @@ libmpizip_core_la_SOURCES += \
 	src/core/requests.h src/core/requests.cc \
 	src/core/progress_thread.h src/core/progress_thread.cc \
 	src/core/p2p_route.h src/core/p2p_route.cc
+# Collective entry points (MPI_Allreduce, MPI_Iallreduce): policy and staging, engines in coll/.
+libmpizip_core_la_SOURCES += src/core/coll_route.h src/core/coll_route.cc

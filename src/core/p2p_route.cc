@@ -1,6 +1,7 @@
 #include "src/core/p2p_route.h"
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,6 +64,12 @@ CommState* protocol_comm(MPI_Comm comm) {
   return s != nullptr && s->protocol.load(std::memory_order_acquire) ? s : nullptr;
 }
 
+// A blocking call may block inside the MPI library (instead of polling MPIZip's operations) when
+// nothing of MPIZip's needs advancing meanwhile: the progress thread runs, or no MPIZip request
+// is registered. Then a blocking send or receive costs one MPI call more or less like the
+// application's own.
+bool may_block_in_mpi() { return progress_thread_running() || request_count() == 0; }
+
 int raise(MPI_Comm comm, int rc) {
   if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
   return rc;
@@ -78,6 +85,13 @@ void count_traffic(std::array<TypeCounters, 8>& by_type, CommState* s, format::D
   s->codec_ns.fetch_add(static_cast<uint64_t>(tr.codec_seconds * 1e9), std::memory_order_relaxed);
   s->staging_ns.fetch_add(static_cast<uint64_t>(tr.staging_seconds * 1e9),
                           std::memory_order_relaxed);
+}
+
+// Counts a send's traffic when it completes.
+std::function<void(const p2p::Traffic&)> sent_counter(const Route& r) {
+  CommState* s = r.state;
+  format::DType t = r.buffer.dtype;
+  return [s, t](const p2p::Traffic& tr) { count_traffic(s->sent, s, t, tr); };
 }
 
 // Counts a receive's traffic when it completes (it may complete inside its constructor, from the
@@ -122,19 +136,9 @@ int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
     return synchronous ? PMPI_Ssend(buf, count, type, dest, tag, comm)
                        : PMPI_Send(buf, count, type, dest, tag, comm);
   }
-  p2p::Traffic tr;
-  if (progress_thread_running()) {
-    // The progress thread keeps other operations moving: send with blocking calls.
-    int rc = p2p::send_blocking(r->channel, r->buffer, dest, tag, synchronous, &tr);
-    count_traffic(r->state->sent, r->state, r->buffer.dtype, tr);
-    return raise(comm, rc);
-  }
   std::unique_ptr<platform::Operation> op;
-  int rc = p2p::start_send(r->channel, r->buffer, dest, tag, synchronous, &op, &tr);
-  if (rc == MPI_SUCCESS) {
-    count_traffic(r->state->sent, r->state, r->buffer.dtype, tr);
-    rc = drive(*op);
-  }
+  int rc = p2p::start_send(r->channel, r->buffer, dest, tag, synchronous, &op, sent_counter(*r));
+  if (rc == MPI_SUCCESS) rc = drive(*op);
   return raise(comm, rc);
 }
 
@@ -151,13 +155,9 @@ int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag,
     return synchronous ? PMPI_Issend(buf, count, type, dest, tag, comm, request)
                        : PMPI_Isend(buf, count, type, dest, tag, comm, request);
   }
-  p2p::Traffic tr;
   std::unique_ptr<platform::Operation> op;
-  int rc = p2p::start_send(r->channel, r->buffer, dest, tag, synchronous, &op, &tr);
-  if (rc == MPI_SUCCESS) {
-    count_traffic(r->state->sent, r->state, r->buffer.dtype, tr);
-    rc = request_start(std::move(op), comm, request);
-  }
+  int rc = p2p::start_send(r->channel, r->buffer, dest, tag, synchronous, &op, sent_counter(*r));
+  if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
   return raise(comm, rc);
 }
 
@@ -264,9 +264,8 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
     }
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
   }
-  if (progress_thread_running() && r->state->probed.empty()) {
-    // The progress thread keeps other operations moving, so the match message can be received
-    // with one blocking call into this thread's buffer.
+  if (may_block_in_mpi() && r->state->probed.empty()) {
+    // The match message is received with one blocking call into this thread's buffer.
     thread_local std::vector<uint8_t> match;
     match.resize(p2p::kHeaderBytes + r->channel.policy.eager_bytes);
     MPI_Status st;
@@ -350,9 +349,8 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
     }
     r->buffer.ptr = copy.data();
     r->buffer.device = false;
-    p2p::Traffic tr;
     std::unique_ptr<platform::Operation> op;
-    rc = p2p::start_send(r->channel, r->buffer, dest, sendtag, false, &op, &tr);
+    rc = p2p::start_send(r->channel, r->buffer, dest, sendtag, false, &op, sent_counter(*r));
     if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, &sreq);
   } else {
     int position = 0;
@@ -372,12 +370,8 @@ int send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
   Route route_copy = *r;
   return raise(comm, request_persistent(
       [route_copy, dest, tag](std::unique_ptr<platform::Operation>* op) {
-        p2p::Traffic tr;
-        int rc = p2p::start_send(route_copy.channel, route_copy.buffer, dest, tag, false, op, &tr);
-        if (rc == MPI_SUCCESS) {
-          count_traffic(route_copy.state->sent, route_copy.state, route_copy.buffer.dtype, tr);
-        }
-        return rc;
+        return p2p::start_send(route_copy.channel, route_copy.buffer, dest, tag, false, op,
+                               sent_counter(route_copy));
       },
       comm, request));
 }

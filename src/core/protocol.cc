@@ -1,5 +1,7 @@
 #include "src/core/protocol.h"
 
+#include "src/transport/transport.h"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -112,6 +114,17 @@ void protocol_teardown_job() {
 
 bool protocol_job_on() { return g_job_on; }
 
+transport::Options transport_options() {
+  const Settings& st = settings();
+  transport::Options opt;
+  opt.kind = static_cast<transport::Kind>(st.transport);
+  opt.force_internode = st.force_internode;
+  opt.emu_gbps = st.emu_gbps;
+  opt.emu_latency_us = st.emu_latency_us;
+  opt.staging_bytes = st.staging_bytes;
+  return opt;
+}
+
 int protocol_attach(MPI_Comm comm) {
   if (!g_job_on || comm == MPI_COMM_NULL) return MPI_SUCCESS;
   int inter = 0;
@@ -122,10 +135,13 @@ int protocol_attach(MPI_Comm comm) {
   int rc = PMPI_Comm_dup(comm, &s->shadow);
   if (rc != MPI_SUCCESS) return rc;
   PMPI_Comm_set_name(s->shadow, "MPIZip shadow");
-  void* ub = nullptr;
-  int found = 0;
-  if (PMPI_Comm_get_attr(s->shadow, MPI_TAG_UB, &ub, &found) == MPI_SUCCESS && found) {
-    s->tag_ub = *static_cast<int*>(ub);
+  Status st = transport::create(s->shadow, transport_options(), &s->transport);
+  if (st != Status::kOk) {
+    // create() agrees on its outcome on every rank, so the communicator is off everywhere.
+    MPIZIP_WARN("no transport for a communicator (%s); its messages pass through",
+                status_string(st));
+    PMPI_Comm_free(&s->shadow);
+    return MPI_SUCCESS;
   }
   s->protocol.store(true, std::memory_order_release);
   return MPI_SUCCESS;
@@ -134,6 +150,7 @@ int protocol_attach(MPI_Comm comm) {
 void protocol_detach(MPI_Comm comm) {
   CommState* s = comm_state_find(comm);
   if (s == nullptr || !s->protocol.exchange(false)) return;
+  s->transport.reset();
   if (s->shadow != MPI_COMM_NULL) PMPI_Comm_free(&s->shadow);
 }
 
@@ -154,14 +171,14 @@ p2p::Channel channel_of(CommState* s, MPI_Comm comm) {
   const Settings& st = settings();
   p2p::Channel ch;
   ch.comm = comm;
-  ch.shadow = s->shadow;
+  ch.transport = s->transport.get();
   ch.bulk_tags = &s->bulk_tags;
-  ch.tag_ub = s->tag_ub;
   ch.probed = &s->probed;
   ch.policy.min_bytes = st.min_bytes;
   ch.policy.eager_bytes = g_eager_bytes;
   ch.policy.host_compress = st.host_compress;
   ch.policy.checksum = st.checksum;
+  ch.policy.pipeline = static_cast<p2p::Pipeline>(st.p2p_pipeline);
   ch.err_corrupt = g_err_corrupt;
   return ch;
 }

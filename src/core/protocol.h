@@ -14,6 +14,7 @@
 #include "kernels/format.h"
 #include "p2p/channel.h"
 #include "src/core/comm_state.h"
+#include "src/transport/transport.h"
 
 namespace mpizip::core {
 
@@ -31,6 +32,9 @@ bool protocol_job_on();
 // Collective over `comm` (just created by the application): attaches the protocol when the job has
 // it on. A no-op for MPI_COMM_NULL and inter-communicators.
 int protocol_attach(MPI_Comm comm);
+
+// The transport options the settings ask for (MPIZIP_TRANSPORT, MPIZIP_EMU_*, ...).
+transport::Options transport_options();
 // Frees the shadow communicator of `comm`, before the application's MPI_Comm_free.
 void protocol_detach(MPI_Comm comm);
 

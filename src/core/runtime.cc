@@ -8,6 +8,7 @@
 #include "src/core/settings.h"
 #include "src/core/stats.h"
 #include "src/platform/device.h"
+#include "src/platform/buffers.h"
 #include "src/platform/log.h"
 
 namespace mpizip::core {
@@ -37,6 +38,7 @@ void start() {
     MPIZIP_WARN("cannot create the communicator keyval; MPIZip passes every call through");
     return;
   }
+  platform::buffers_configure(s.staging_bytes, s.device_pool_bytes);
   g_stats_on.store(s.stats, std::memory_order_relaxed);
   g_active.store(true, std::memory_order_release);
   if (protocol_setup_job() != MPI_SUCCESS) {

@@ -1,7 +1,10 @@
 #include "src/core/settings.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cinttypes>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -28,6 +31,7 @@ const char* type_name(SettingType t) {
     case SettingType::Bool: return "bool";
     case SettingType::Size: return "size";
     case SettingType::Int: return "int";
+    case SettingType::Double: return "double";
     case SettingType::Enum: return "enum";
   }
   return "?";
@@ -38,17 +42,19 @@ const char* accepted(SettingType t, const char* choices) {
     case SettingType::Bool: return "0|1|yes|no|true|false|on|off";
     case SettingType::Size: return "a byte count with optional K, M or G suffix";
     case SettingType::Int: return "an integer";
+    case SettingType::Double: return "a decimal number";
     case SettingType::Enum: return choices;
   }
   return "?";
 }
 
 bool parse(SettingType t, const char* text, const char* choices, bool* b, uint64_t* s, int64_t* i,
-           int* e) {
+           double* d, int* e) {
   switch (t) {
     case SettingType::Bool: return parse_bool(text, b);
     case SettingType::Size: return parse_size(text, s);
     case SettingType::Int: return parse_int(text, i);
+    case SettingType::Double: return parse_double(text, d);
     case SettingType::Enum: return parse_enum(text, choices, e);
   }
   return false;
@@ -56,10 +62,11 @@ bool parse(SettingType t, const char* text, const char* choices, bool* b, uint64
 
 // Stores a parsed value into a field of the matching type.
 template <typename T>
-void assign(T* field, bool b, uint64_t s, int64_t i, int e) {
+void assign(T* field, bool b, uint64_t s, int64_t i, double d, int e) {
   if constexpr (std::is_same_v<T, bool>) *field = b;
   else if constexpr (std::is_same_v<T, uint64_t>) *field = s;
   else if constexpr (std::is_same_v<T, int64_t>) *field = i;
+  else if constexpr (std::is_same_v<T, double>) *field = d;
   else *field = e;
 }
 
@@ -71,6 +78,10 @@ std::string to_text(T v, const char* choices) {
     std::string_view rest(choices);
     for (int k = 0; k < v; ++k) rest.remove_prefix(rest.find('|') + 1);
     return std::string(rest.substr(0, rest.find('|')));
+  } else if constexpr (std::is_same_v<T, double>) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return text;
   } else {
     return std::to_string(v);
   }
@@ -83,19 +94,20 @@ void parse_one(const GetEnv& getenv_fn, SettingType type, const char* env, const
   bool b = false;
   uint64_t s = 0;
   int64_t i = 0;
+  double d = 0;
   int e = 0;
   const char* text = getenv_fn(env);
   *from_env = false;
-  if (text != nullptr && parse(type, text, choices, &b, &s, &i, &e)) {
+  if (text != nullptr && parse(type, text, choices, &b, &s, &i, &d, &e)) {
     *from_env = true;
   } else {
     if (text != nullptr && warnings != nullptr) {
       warnings->push_back(std::string(env) + "='" + text + "' is not valid (accepted: " +
                           accepted(type, choices) + "); using the default '" + def + "'");
     }
-    parse(type, def, choices, &b, &s, &i, &e);
+    parse(type, def, choices, &b, &s, &i, &d, &e);
   }
-  assign(field, b, s, i, e);
+  assign(field, b, s, i, d, e);
 }
 
 struct Parsed {
@@ -146,6 +158,16 @@ bool parse_int(const char* text, int64_t* out) {
   char* end = nullptr;
   long long v = std::strtoll(text, &end, 10);
   if (errno != 0 || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+// std::from_chars rather than strtod: the application's locale must not change what "12.5" means.
+bool parse_double(const char* text, double* out) {
+  const char* end = text + std::strlen(text);
+  double v = 0;
+  auto [stop, error] = std::from_chars(text, end, v);
+  if (error != std::errc() || stop != end || stop == text || !std::isfinite(v)) return false;
   *out = v;
   return true;
 }

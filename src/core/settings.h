@@ -8,13 +8,14 @@
 
 namespace mpizip::core {
 
-enum class SettingType { Bool, Size, Int, Enum };
+enum class SettingType { Bool, Size, Int, Double, Enum };
 
 namespace setting_detail {
 template <SettingType> struct Value;
 template <> struct Value<SettingType::Bool> { using T = bool; };
 template <> struct Value<SettingType::Size> { using T = uint64_t; };
 template <> struct Value<SettingType::Int> { using T = int64_t; };
+template <> struct Value<SettingType::Double> { using T = double; };
 template <> struct Value<SettingType::Enum> { using T = int; };  // index into the choices
 }  // namespace setting_detail
 
@@ -50,6 +51,7 @@ Settings parse_settings(const GetEnv& getenv_fn, std::vector<std::string>* warni
 bool parse_bool(const char* text, bool* out);
 bool parse_size(const char* text, uint64_t* out);
 bool parse_int(const char* text, int64_t* out);
+bool parse_double(const char* text, double* out);  // finite values only
 bool parse_enum(const char* text, const char* choices, int* out);
 
 }  // namespace mpizip::core

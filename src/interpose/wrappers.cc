@@ -2,6 +2,7 @@
 // counts the call when statistics are on and hands it to the handler the table names.
 #include <mpi.h>
 
+#include "src/core/coll_route.h"
 #include "src/core/p2p_route.h"
 #include "src/core/requests.h"
 #include "src/core/runtime.h"

@@ -40,6 +40,14 @@ Status copy_to_host(void* dst, const void* device_src, uint64_t bytes);
 Status copy_to_device(void* device_dst, const void* src, uint64_t bytes);
 Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t bytes);
 
+// Page-locked host memory and device memory straight from the GPU runtime (for the pools of
+// src/platform/buffers.h). nullptr in builds or processes without a GPU, or when the runtime
+// refuses.
+void* pinned_alloc(uint64_t bytes);
+void pinned_free(void* p);
+void* device_alloc(uint64_t bytes);
+void device_free(void* p);
+
 // Device and pinned host memory, and a stream, owned RAII-style. A default-constructed object
 // holds nothing; allocate() replaces what it holds.
 enum class MemoryKind { kDevice, kPinnedHost };
@@ -78,5 +86,28 @@ class Stream {
  private:
   void* handle_ = nullptr;
 };
+
+// Marks the completion of the work queued on a stream before record() (a GPU event, created on
+// first use). Lets the host poll a stage of a pipeline instead of synchronising.
+class Event {
+ public:
+  Event() = default;
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Status record(const Stream& stream);
+  // kOk with *done = true once the recorded work has finished; kDeviceError when it failed.
+  Status query(bool* done);
+  // Blocks until the recorded work has finished.
+  Status wait();
+  void* get() const { return event_; }  // a cudaEvent_t / hipEvent_t, null before record()
+
+ private:
+  void* event_ = nullptr;
+};
+
+// Queues a copy of `bytes` between any two of host (pinned or pageable) and device memory on
+// `stream`.
+Status copy_async(void* dst, const void* src, uint64_t bytes, const Stream& stream);
 
 }  // namespace mpizip::platform

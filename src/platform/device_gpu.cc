@@ -115,6 +115,34 @@ Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t 
   return Status::kOk;
 }
 
+void* pinned_alloc(uint64_t bytes) {
+  if (bytes == 0 || !has_gpu()) return nullptr;
+  void* p = nullptr;
+  if (gpuMallocHost(&p, bytes) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return nullptr;
+  }
+  return p;
+}
+
+void pinned_free(void* p) {
+  if (p != nullptr) (void)gpuFreeHost(p);
+}
+
+void* device_alloc(uint64_t bytes) {
+  if (bytes == 0 || !has_gpu()) return nullptr;
+  void* p = nullptr;
+  if (gpuMalloc(&p, bytes) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return nullptr;
+  }
+  return p;
+}
+
+void device_free(void* p) {
+  if (p != nullptr) (void)gpuFree(p);
+}
+
 namespace {
 
 gpuError_t raw_alloc(MemoryKind kind, void** p, uint64_t bytes) {
@@ -161,6 +189,47 @@ Status Stream::create() {
 
 Status Stream::synchronize() {
   MPIZIP_GPU_CHECK(gpuStreamSynchronize(static_cast<gpuStream_t>(handle_)));
+  return Status::kOk;
+}
+
+Event::~Event() {
+  if (event_ != nullptr) (void)gpuEventDestroy(static_cast<gpuEvent_t>(event_));
+}
+
+Status Event::record(const Stream& stream) {
+  if (event_ == nullptr) {
+    gpuEvent_t e;
+    MPIZIP_GPU_CHECK(gpuEventCreateWithFlags(&e, gpuEventDisableTiming));
+    event_ = e;
+  }
+  MPIZIP_GPU_CHECK(gpuEventRecord(static_cast<gpuEvent_t>(event_),
+                                  static_cast<gpuStream_t>(stream.get())));
+  return Status::kOk;
+}
+
+Status Event::query(bool* done) {
+  if (event_ == nullptr) return Status::kInvalidArgument;
+  gpuError_t err = gpuEventQuery(static_cast<gpuEvent_t>(event_));
+  if (err == gpuErrorNotReady) {
+    (void)gpuGetLastError();
+    *done = false;
+    return Status::kOk;
+  }
+  MPIZIP_GPU_CHECK(err);
+  *done = true;
+  return Status::kOk;
+}
+
+Status Event::wait() {
+  if (event_ == nullptr) return Status::kInvalidArgument;
+  MPIZIP_GPU_CHECK(gpuEventSynchronize(static_cast<gpuEvent_t>(event_)));
+  return Status::kOk;
+}
+
+Status copy_async(void* dst, const void* src, uint64_t bytes, const Stream& stream) {
+  if (bytes == 0) return Status::kOk;
+  MPIZIP_GPU_CHECK(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault,
+                                  static_cast<gpuStream_t>(stream.get())));
   return Status::kOk;
 }
 

@@ -18,6 +18,11 @@ Status copy_to_host(void*, const void*, uint64_t) { return Status::kNoDevice; }
 Status copy_to_device(void*, const void*, uint64_t) { return Status::kNoDevice; }
 Status copy_device_to_device(void*, const void*, uint64_t) { return Status::kNoDevice; }
 
+void* pinned_alloc(uint64_t) { return nullptr; }
+void pinned_free(void*) {}
+void* device_alloc(uint64_t) { return nullptr; }
+void device_free(void*) {}
+
 template <MemoryKind kKind>
 GpuMemory<kKind>::~GpuMemory() = default;
 template <MemoryKind kKind>
@@ -29,5 +34,10 @@ template class GpuMemory<MemoryKind::kPinnedHost>;
 Stream::~Stream() = default;
 Status Stream::create() { return Status::kNoDevice; }
 Status Stream::synchronize() { return Status::kNoDevice; }
+Event::~Event() = default;
+Status Event::record(const Stream&) { return Status::kNoDevice; }
+Status Event::query(bool*) { return Status::kNoDevice; }
+Status Event::wait() { return Status::kNoDevice; }
+Status copy_async(void*, const void*, uint64_t, const Stream&) { return Status::kNoDevice; }
 
 }  // namespace mpizip::platform

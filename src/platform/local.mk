@@ -3,7 +3,8 @@ libmpizip_core_la_SOURCES += \
 	src/platform/status.h src/platform/status.cc \
 	src/platform/log.h src/platform/log.cc \
 	src/platform/gpu.h src/platform/device.h src/platform/operation.h \
-	src/platform/topology.h src/platform/topology.cc
+	src/platform/topology.h src/platform/topology.cc \
+	src/platform/buffers.h src/platform/buffers.cc
 if HAVE_GPU
 libmpizip_core_la_SOURCES += src/platform/device_gpu.cc
 else

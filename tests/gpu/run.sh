@@ -1,6 +1,7 @@
 #!/bin/sh
-# Builds MPIZip with CUDA in a build directory of its own and runs the GPU tests (codec, and
-# point-to-point with device buffers on 2-4 ranks sharing the GPU), a memory-checker pass over the
+# Builds MPIZip with CUDA in a build directory of its own and runs the GPU tests (codec,
+# point-to-point with device buffers on 2-4 ranks sharing the GPU, the GPU reduce, allreduce on
+# device buffers on 2-4 ranks, the transports with device buffers), a memory-checker pass over the
 # corruption and bounds tests, and the GPU codec benchmark. For the GPU machine (where libtool's m4
 # files may be missing: generate configure elsewhere and bring it along):
 #
@@ -20,7 +21,7 @@ cd "$src"
 cd "$build"
 [ -f Makefile ] || "$src/configure" --with-cuda
 make -j"$(nproc)" libmpizip.la tools/mpizip-info tests/gpu/codec_gpu_test tests/gpu/p2p_device \
-  osu-bench/codec
+  tests/gpu/reduce_gpu_test tests/gpu/allreduce_device tests/gpu/transport_device osu-bench/codec
 
 status=0
 ./tests/gpu/codec_gpu_test --gtest_brief=1 >"$logs/codec_gpu_test.log" 2>&1 || status=$?
@@ -32,6 +33,22 @@ MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
   sh "$src/tests/gpu/run-p2p.sh" >"$logs/p2p_device.log" 2>&1 || p2p=$?
 echo "p2p_device: exit $p2p (log: $logs/p2p_device.log)"
 [ "$p2p" -eq 0 ] || status=$p2p
+
+# The transports with device buffers (src/transport): CUDA IPC and its mapping cache, staging
+# through pinned and pageable memory, the emulated link.
+transport=0
+MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src \
+  sh "$src/tests/gpu/transport_device.sh" >"$logs/transport_device.log" 2>&1 || transport=$?
+echo "transport_device: exit $transport (log: $logs/transport_device.log)"
+[ "$transport" -eq 0 ] || status=$transport
+
+# The GPU reduce against the CPU's, and the two-shot allreduce on device buffers (coll/).
+allreduce=0
+{ ./tests/gpu/reduce_gpu_test --gtest_brief=1 &&
+  MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
+    sh "$src/tests/gpu/allreduce_device.sh"; } >"$logs/allreduce_device.log" 2>&1 || allreduce=$?
+echo "allreduce_device: exit $allreduce (log: $logs/allreduce_device.log)"
+[ "$allreduce" -eq 0 ] || status=$allreduce
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   MPIZIP_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 \

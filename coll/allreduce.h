@@ -1,0 +1,110 @@
+// The two-shot compressed allreduce: reduce-scatter, then all-gather, over a communicator's transport
+// (src/transport/transport.h), as one asynchronous operation that src/core runs behind an
+// MPI_Iallreduce request or drives to completion for MPI_Allreduce.
+//
+//   hello       every rank sends every other rank a 64-byte hello (coll/wire.h) and checks the P-1 it
+//               receives: a disagreement in type, op or count is an error on every rank, before any
+//               data moves.
+//   reduce-     the buffer is cut into P shards (rank r owns shard r) and shards into pieces
+//   scatter     (coll/plan.h). For each piece index, a rank compresses the pieces it sends to the P-1
+//               owners in one batched call and sends each as soon as the batch is done; an owner posts
+//               its receives up front, decodes each incoming piece as soon as it lands, and once all
+//               have landed folds the P contributions, its own at its rank's position, in rank order
+//               (kernels/reduce.h) into its shard of the output.
+//   all-gather  as soon as a piece is reduced, its owner compresses it once and sends it to every
+//               other rank; receivers decode straight into the output.
+//
+// Up to kDepth pieces are in flight at once, so compression, transfer, decoding and reduction of
+// successive pieces overlap. A rank works in its buffers' memory: host buffers with the CPU codec and
+// reduce, device buffers with the GPU codec and reduce kernels (staged through pinned host memory
+// when the transport cannot reach device memory); the wire format is shared, so host and device
+// ranks mix in one collective. Pieces go compressed to peers on other nodes when the sender's
+// policy says so and the piece is large enough, raw otherwise (the sender's hello says which), and
+// since the codec is lossless the result is bitwise the same either way, and the same on every rank.
+//
+// Decoding uses the codec's batched decompressor into a bounded temporary, and the fold then reads
+// all P inputs once and writes once, rather than fusing decoding with the reduction: the fold must
+// see all P contributions of an element at once (fixed rank order, bf16 and fp16 accumulated in
+// fp32 and rounded once), pieces land in any order, and streams from host ranks (CPU codec) and
+// device ranks (GPU codec) may use different block sizes, so a decoder cannot walk the P streams in
+// lock step.
+//
+// Errors: a piece that cannot be produced (a codec or copy failure) is replaced by an empty message,
+// and a piece that lands with the wrong size or does not decode marks the receiver's result; an
+// owner whose contributions failed sends empty all-gather messages, so every rank that depends on
+// the piece reports MPIZip's corrupt-payload error, and every rank still completes the exchange
+// (no hang). A transport failure ends the collective at once with MPI_ERR_OTHER.
+//
+// Memory per collective in flight: kDepth slots of, per peer, an outgoing stream, a landing buffer
+// and a decode temporary of one piece each (the bound of a piece's stream, docs/FORMAT.md "Sizes",
+// is about 2% above its raw size), plus the all-gather's outgoing stream and landing buffers:
+// about kDepth x (4 (P - 1) + 1) x MPIZIP_ALLREDUCE_PIECE_BYTES, and as much pinned host memory
+// again when device buffers are staged.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "coll/resources.h"
+#include "kernels/format.h"
+#include "kernels/reduce.h"
+#include "src/platform/operation.h"
+#include "src/transport/transport.h"
+
+namespace mpizip::coll {
+
+// Most ranks of a two-shot communicator (the codec's batch and the reduce kernel's inputs).
+inline constexpr int kMaxRanks = 64;
+// Pieces in flight per collective.
+inline constexpr int kDepth = 3;
+
+struct Policy {
+  bool compress = true;             // compress pieces for peers on other nodes
+  bool host_compress = false;       // host buffers too, with the CPU codec
+  uint64_t min_compress_bytes = 0;  // smaller pieces travel raw
+  uint64_t piece_bytes = 4 << 20;   // largest piece, in bytes
+  bool checksum = false;            // compressed pieces carry a checksum of their data
+  int err_corrupt = MPI_ERR_OTHER;  // the MPI error code of a corrupt payload
+};
+
+// What a collective needs to know about its communicator, handed down by src/core.
+struct Channel {
+  transport::Transport* transport = nullptr;
+  int rank = 0;
+  int nranks = 1;  // 2..kMaxRanks
+  Resources* resources = nullptr;
+  Policy policy;
+};
+
+// What a collective moved, for statistics.
+struct Traffic {
+  uint64_t messages = 0;    // data messages sent
+  uint64_t compressed = 0;  // of which compressed
+  uint64_t app_bytes = 0;   // bytes of elements they carry
+  uint64_t wire_bytes = 0;  // bytes as sent
+};
+
+struct AllreduceArgs {
+  const void* input = nullptr;  // `count` elements; equal to output for MPI_IN_PLACE
+  void* output = nullptr;       // `count` elements
+  uint64_t count = 0;
+  format::DType dtype = format::DType::kFp32;  // one of kernels::reduce::dtype_reducible
+  kernels::reduce::Op op = kernels::reduce::Op::kSum;
+  bool device = false;        // the output is device memory (else host memory)
+  bool input_device = false;  // the input is device memory; an input in the other memory than the
+                              // output is copied into the output first, and the collective runs in
+                              // place
+  std::function<void(const Traffic&)> on_complete;  // called once when the collective completes
+};
+
+// Starts the two-shot allreduce numbered `seq` on the communicator (every rank numbers its
+// collectives alike; the number makes the collective's transfer tags). Returns an MPI error code;
+// on success *op completes the collective as it is progressed, and its status carries the
+// collective's MPI error code.
+int start_allreduce(const Channel& ch, const AllreduceArgs& args, uint64_t seq,
+                    std::unique_ptr<platform::Operation>* op);
+
+}  // namespace mpizip::coll

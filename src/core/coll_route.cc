@@ -1,0 +1,369 @@
+#include "src/core/coll_route.h"
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "coll/allreduce.h"
+#include "include/mpizip.h"
+#include "src/core/comm_state.h"
+#include "src/core/protocol.h"
+#include "src/core/requests.h"
+#include "src/core/runtime.h"
+#include "src/core/settings.h"
+#include "src/platform/device.h"
+#include "src/platform/log.h"
+
+namespace mpizip::core {
+namespace {
+
+// MPIZIP_ALLREDUCE's choices, in settings.def's order.
+enum AllreduceSetting { kAllreduceAuto = 0, kAllreduceTwoShot = 1, kAllreduceOff = 2 };
+
+int raise(MPI_Comm comm, int rc) {
+  if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+  return rc;
+}
+
+// ---- Per-communicator state of the collectives -------------------------------------------------
+//
+// A communicator's first two-shot collective gives it a transport (over a private duplicate), the
+// resources of coll/resources.h and a sequence counter, kept as an attribute under a keyval of this
+// file: the delete callback tears them down when the communicator is freed, and an attribute on
+// MPI_COMM_SELF, whose delete callback MPI calls first thing in MPI_Finalize, tears down what is left
+// while MPI still works. Creating the transport is collective, like the collective that asks for it.
+
+struct CollState {
+  MPI_Comm comm = MPI_COMM_NULL;  // the transport's private duplicate
+  std::unique_ptr<transport::Transport> transport;
+  coll::Resources resources;
+  uint64_t seq = 0;  // collectives started, on every rank alike
+
+  ~CollState() {
+    transport.reset();
+    if (comm != MPI_COMM_NULL) PMPI_Comm_free(&comm);
+  }
+};
+
+std::mutex g_coll_mutex;
+int g_coll_keyval = MPI_KEYVAL_INVALID;
+int g_finalize_keyval = MPI_KEYVAL_INVALID;
+std::vector<CollState*> g_coll_states;  // live states, in creation order
+
+// Deletes `cs` if it is still live (MPI_Finalize may have taken it down before the communicator's
+// own delete callback runs).
+void retire(CollState* cs) {
+  std::lock_guard<std::mutex> lock(g_coll_mutex);
+  for (auto it = g_coll_states.begin(); it != g_coll_states.end(); ++it) {
+    if (*it == cs) {
+      g_coll_states.erase(it);
+      delete cs;
+      return;
+    }
+  }
+}
+
+// The communicator is being freed.
+int coll_delete_cb(MPI_Comm, int, void* value, void*) {
+  retire(static_cast<CollState*>(value));
+  return MPI_SUCCESS;
+}
+
+// MPI_Finalize: the states of communicators still alive, in creation order (the same on every rank,
+// should a transport's teardown communicate).
+int finalize_cb(MPI_Comm, int, void*, void*) {
+  std::vector<CollState*> left;
+  {
+    std::lock_guard<std::mutex> lock(g_coll_mutex);
+    left.swap(g_coll_states);
+  }
+  for (CollState* cs : left) delete cs;
+  if (g_coll_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g_coll_keyval);
+  if (g_finalize_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g_finalize_keyval);
+  return MPI_SUCCESS;
+}
+
+// The keyval of the states and the MPI_Finalize hook, at the first two-shot collective. Caller holds
+// g_coll_mutex.
+int create_keyvals() {
+  if (g_coll_keyval != MPI_KEYVAL_INVALID) return MPI_SUCCESS;
+  int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, coll_delete_cb, &g_coll_keyval, nullptr);
+  if (rc == MPI_SUCCESS) {
+    rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_cb, &g_finalize_keyval, nullptr);
+  }
+  if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(MPI_COMM_SELF, g_finalize_keyval, nullptr);
+  return rc;
+}
+
+// The transport the settings ask for (MPIZIP_TRANSPORT's choices are in transport::Kind's order).
+transport::Options transport_options() {
+  const Settings& st = settings();
+  transport::Options opt;
+  opt.kind = static_cast<transport::Kind>(st.transport);
+  opt.force_internode = st.force_internode;
+  opt.emu_gbps = st.emu_gbps;
+  opt.emu_latency_us = st.emu_latency_us;
+  opt.staging_bytes = st.staging_bytes;
+  return opt;
+}
+
+// The collective state of `comm`, created (collectively) on first use. An MPI error code.
+int coll_state(MPI_Comm comm, CollState** out) {
+  {
+    std::lock_guard<std::mutex> lock(g_coll_mutex);
+    int rc = create_keyvals();
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  void* value = nullptr;
+  int found = 0;
+  int rc = PMPI_Comm_get_attr(comm, g_coll_keyval, &value, &found);
+  if (rc != MPI_SUCCESS) return rc;
+  if (found) {
+    *out = static_cast<CollState*>(value);
+    return MPI_SUCCESS;
+  }
+  auto cs = std::make_unique<CollState>();
+  rc = PMPI_Comm_dup(comm, &cs->comm);
+  if (rc != MPI_SUCCESS) return rc;
+  PMPI_Comm_set_name(cs->comm, "MPIZip collectives");
+  Status s = transport::create(cs->comm, transport_options(), &cs->transport);
+  if (!ok(s)) {
+    MPIZIP_WARN("cannot create the collectives' transport (%s)", status_string(s));
+    return MPI_ERR_OTHER;
+  }
+  CollState* raw = cs.get();
+  {
+    std::lock_guard<std::mutex> lock(g_coll_mutex);
+    g_coll_states.push_back(cs.release());
+  }
+  rc = PMPI_Comm_set_attr(comm, g_coll_keyval, raw);
+  if (rc != MPI_SUCCESS) {
+    retire(raw);
+    return rc;
+  }
+  *out = raw;
+  return MPI_SUCCESS;
+}
+
+// ---- Policy -------------------------------------------------------------------------------------
+
+// The reductions MPIZip performs itself; the others (MPI_BAND, user-defined ops, ...) go to MPI.
+std::optional<kernels::reduce::Op> reduce_op(MPI_Op op) {
+  if (op == MPI_SUM) return kernels::reduce::Op::kSum;
+  if (op == MPI_PROD) return kernels::reduce::Op::kProd;
+  if (op == MPI_MIN) return kernels::reduce::Op::kMin;
+  if (op == MPI_MAX) return kernels::reduce::Op::kMax;
+  return std::nullopt;
+}
+
+// What the two-shot needs to know about a call that takes it.
+struct Route {
+  CommState* state = nullptr;
+  format::DType dtype = format::DType::kFp32;
+  kernels::reduce::Op op = kernels::reduce::Op::kSum;
+};
+
+// The two-shot when MPIZip is active, the communicator has the protocol and 2 to coll::kMaxRanks
+// ranks, the datatype is MPI_FLOAT, MPI_DOUBLE, MPIZIP_BF16 or MPIZIP_FP16 (an MPI_UINT16_T that the
+// communicator declares bf16 stays an integer to the reduction: it goes to the MPI library), the op
+// MPI_SUM, MPI_PROD, MPI_MIN or MPI_MAX, and MPIZIP_ALLREDUCE picks it for this size. Everything else,
+// invalid arguments included (which MPI reports), goes to the MPI library.
+std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  const Settings& st = settings();
+  if (!protocol_job_on() || !active() || count < 0 || comm == MPI_COMM_NULL ||
+      st.allreduce == kAllreduceOff) {
+    return std::nullopt;
+  }
+  if (type != MPI_FLOAT && type != MPI_DOUBLE && type != MPIZip_bf16 && type != MPIZip_fp16) {
+    return std::nullopt;
+  }
+  auto rop = reduce_op(op);
+  if (!rop) return std::nullopt;
+  CommState* s = comm_state_find(comm);
+  auto dtype = protocol_dtype(s, comm, type);
+  if (!dtype || s->size < 2 || s->size > coll::kMaxRanks) return std::nullopt;
+  const bool narrow = *dtype == format::DType::kBf16 || *dtype == format::DType::kFp16;
+  const uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(*dtype);
+  if (st.allreduce == kAllreduceAuto && !narrow && bytes < st.allreduce_min_bytes) return std::nullopt;
+  return Route{s, *dtype, *rop};
+}
+
+// What the settings say about compressing a two-shot's pieces.
+coll::Policy policy() {
+  const Settings& st = settings();
+  coll::Policy p;
+  p.compress = st.allreduce_compress;
+  p.host_compress = st.host_compress;
+  p.min_compress_bytes = st.min_bytes;
+  p.piece_bytes = st.allreduce_piece_bytes;
+  p.checksum = st.checksum;
+  p.err_corrupt = corrupt_payload_error();
+  return p;
+}
+
+// Starts the two-shot, in the memory of the output buffer (coll::AllreduceArgs).
+int start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count, MPI_Comm comm,
+                  std::unique_ptr<platform::Operation>* op) {
+  CollState* cs = nullptr;
+  int rc = coll_state(comm, &cs);
+  if (rc != MPI_SUCCESS) return rc;
+  coll::Channel ch;
+  ch.transport = cs->transport.get();
+  PMPI_Comm_rank(comm, &ch.rank);
+  ch.nranks = r.state->size;
+  ch.resources = &cs->resources;
+  ch.policy = policy();
+  coll::AllreduceArgs a;
+  a.input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  a.output = recvbuf;
+  a.count = static_cast<uint64_t>(count);
+  a.dtype = r.dtype;
+  a.op = r.op;
+  a.device = platform::is_device_pointer(recvbuf);
+  a.input_device = a.input == recvbuf ? a.device : platform::is_device_pointer(a.input);
+  CommState* s = r.state;
+  const format::DType t = r.dtype;
+  a.on_complete = [s, t](const coll::Traffic& tr) {
+    TypeCounters& c = s->sent[static_cast<int>(t)];
+    c.messages.fetch_add(tr.messages, std::memory_order_relaxed);
+    c.compressed.fetch_add(tr.compressed, std::memory_order_relaxed);
+    c.app_bytes.fetch_add(tr.app_bytes, std::memory_order_relaxed);
+    c.wire_bytes.fetch_add(tr.wire_bytes, std::memory_order_relaxed);
+  };
+  return coll::start_allreduce(ch, a, cs->seq++, op);
+}
+
+// ---- The MPI library's allreduce, with device buffers staged through host memory --------------
+
+// The bytes `count` elements of `type` occupy: [true_lb, true_lb + bytes) from the buffer address.
+struct Span {
+  MPI_Aint lb = 0;
+  uint64_t bytes = 0;
+};
+
+int span_of(int count, MPI_Datatype type, Span* s) {
+  MPI_Aint lb, extent, true_lb, true_extent;
+  int rc = PMPI_Type_get_extent(type, &lb, &extent);
+  if (rc == MPI_SUCCESS) rc = PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+  if (rc != MPI_SUCCESS) return rc;
+  s->lb = true_lb;
+  s->bytes = count > 0 ? static_cast<uint64_t>((count - 1) * extent + true_extent) : 0;
+  return MPI_SUCCESS;
+}
+
+// A host copy of a device buffer's span, standing in for it in an MPI call.
+class HostCopy {
+ public:
+  // Copies the span in (the output's too, so that the gaps of a non-contiguous datatype keep the
+  // device's contents when it is copied back).
+  Status load(const void* device, Span span) {
+    device_ = const_cast<void*>(device);
+    span_ = span;
+    host_.resize(span.bytes);
+    return platform::copy_to_host(host_.data(), static_cast<const char*>(device) + span.lb, span.bytes);
+  }
+  Status store() const {
+    return platform::copy_to_device(static_cast<char*>(device_) + span_.lb, host_.data(), span_.bytes);
+  }
+  // The host address standing for the device buffer's address.
+  void* base() { return host_.data() - span_.lb; }
+
+ private:
+  void* device_ = nullptr;
+  Span span_;
+  std::vector<char> host_;
+};
+
+// MPI_Allreduce or MPI_Iallreduce by the MPI library, which cannot read GPU memory: device buffers
+// are copied to the host before and the result back after.
+class StagedAllreduce : public platform::Operation {
+ public:
+  // Stages the buffers and calls the MPI library: MPI_Allreduce when `blocking` (the result is then
+  // in place when this returns), else MPI_Iallreduce, completed by progress().
+  int start(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+            bool blocking) {
+    Span span;
+    int rc = span_of(count, type, &span);
+    if (rc != MPI_SUCCESS) return rc;
+    const void* in = sendbuf;
+    if (sendbuf != MPI_IN_PLACE && platform::is_device_pointer(sendbuf)) {
+      if (!ok(send_.load(sendbuf, span))) return MPI_ERR_OTHER;
+      in = send_.base();
+    }
+    void* out = recvbuf;
+    if (platform::is_device_pointer(recvbuf)) {
+      if (!ok(recv_.load(recvbuf, span))) return MPI_ERR_OTHER;
+      out = recv_.base();
+      staged_out_ = true;
+    }
+    if (blocking) {
+      rc = PMPI_Allreduce(in, out, count, type, op, comm);
+      if (rc == MPI_SUCCESS && staged_out_ && !ok(recv_.store())) rc = MPI_ERR_OTHER;
+      return rc;
+    }
+    return PMPI_Iallreduce(in, out, count, type, op, comm, &req_);
+  }
+
+  bool progress() override {
+    if (req_ == MPI_REQUEST_NULL) return true;
+    int flag = 0;
+    int rc = PMPI_Test(&req_, &flag, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && !flag) return false;
+    if (rc == MPI_SUCCESS && staged_out_ && !ok(recv_.store())) rc = MPI_ERR_OTHER;
+    status_.error = rc;
+    req_ = MPI_REQUEST_NULL;
+    return true;
+  }
+
+ private:
+  HostCopy send_, recv_;
+  bool staged_out_ = false;
+  MPI_Request req_ = MPI_REQUEST_NULL;
+};
+
+// Device buffers in a call the MPI library serves.
+bool needs_staging(const void* sendbuf, const void* recvbuf, int count) {
+  return platform::has_gpu() && active() && count > 0 &&
+         (platform::is_device_pointer(recvbuf) ||
+          (sendbuf != MPI_IN_PLACE && platform::is_device_pointer(sendbuf)));
+}
+
+}  // namespace
+
+int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+              MPI_Comm comm) {
+  auto r = route(count, type, op, comm);
+  if (!r) {
+    if (!needs_staging(sendbuf, recvbuf, count)) {
+      return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    }
+    StagedAllreduce staged;
+    return raise(comm, staged.start(sendbuf, recvbuf, count, type, op, comm, true));
+  }
+  std::unique_ptr<platform::Operation> o;
+  int rc = start_twoshot(*r, sendbuf, recvbuf, count, comm, &o);
+  if (rc == MPI_SUCCESS) rc = drive(*o);
+  return raise(comm, rc);
+}
+
+int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               MPI_Comm comm, MPI_Request* request) {
+  auto r = route(count, type, op, comm);
+  std::unique_ptr<platform::Operation> o;
+  int rc = MPI_SUCCESS;
+  if (!r) {
+    if (!needs_staging(sendbuf, recvbuf, count)) {
+      return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+    }
+    auto staged = std::make_unique<StagedAllreduce>();
+    rc = staged->start(sendbuf, recvbuf, count, type, op, comm, false);
+    o = std::move(staged);
+  } else {
+    rc = start_twoshot(*r, sendbuf, recvbuf, count, comm, &o);
+  }
+  if (rc == MPI_SUCCESS) rc = request_start(std::move(o), comm, request);
+  return raise(comm, rc);
+}
+
+}  // namespace mpizip::core

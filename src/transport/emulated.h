@@ -1,0 +1,47 @@
+// The emulated link: a network link of a configured rate and latency, emulated on one machine so
+// that the compression pipelines can be measured at a cluster's link-to-codec speed ratio
+// (DESIGN.md, D4). The PMPI transport moves the bytes (over MPI for host buffers, device to device
+// through CUDA IPC for device buffers) and holds each piece back until its time on the emulated
+// link has come; this file is the link's clock.
+//
+// Model: one link per direction per pair of ranks, FIFO. A transfer reserves the link from
+// start = max(now, when the link frees up) for bytes / rate; its bytes go on the link piece by
+// piece as their slot starts, the sender sees it complete no earlier than start + bytes / rate,
+// the receiver no earlier than that plus the latency. A zero-byte transfer still pays the latency.
+// Times are CLOCK_MONOTONIC, which every process of one machine shares.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace mpizip::transport {
+
+// Nanoseconds of CLOCK_MONOTONIC.
+int64_t monotonic_ns();
+
+// A transfer's reservation on the link, in CLOCK_MONOTONIC nanoseconds.
+struct LinkSlot {
+  bool paced = false;     // false: the transfer runs at full speed (the times are meaningless)
+  int64_t start_ns = 0;   // the first byte goes on the link
+  int64_t end_ns = 0;     // the last byte has left: start + bytes / rate
+  int64_t arrive_ns = 0;  // the last byte has arrived: end + latency
+  // When the byte at `offset` of this `bytes`-byte transfer goes on the link.
+  int64_t release_ns(uint64_t offset, uint64_t bytes) const;
+};
+
+// The virtual clocks of one rank's outgoing links, one per destination.
+class EmulatedLink {
+ public:
+  // `gbps`: rate in 10^9 bytes per second per direction (> 0); `latency_us` (>= 0) is added to
+  // every transfer; `peers`: the communicator's size.
+  EmulatedLink(double gbps, double latency_us, int peers);
+  // Reserves the link to `peer` for `bytes`, after everything reserved on it before.
+  LinkSlot reserve(int peer, uint64_t bytes);
+
+ private:
+  double ns_per_byte_;
+  int64_t latency_ns_;
+  std::vector<int64_t> free_ns_;  // per destination: when its link is free again
+};
+
+}  // namespace mpizip::transport

@@ -1,0 +1,455 @@
+#include "src/transport/pmpi.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "src/platform/device.h"
+#include "src/platform/log.h"
+#include "src/transport/device_ops.h"
+#include "src/transport/ipc.h"
+#include "src/transport/segments.h"
+#include "src/transport/staging.h"
+
+namespace mpizip::transport {
+namespace {
+
+enum Role : int { kHeaderRole = 0, kSegmentRole = 1, kFinRole = 2, kRoles = 3 };
+
+constexpr uint32_t kMagic = 0x4d5a5450;  // "MZTP"
+constexpr uint32_t kVersion = 1;
+
+enum class Mode : uint32_t { kInline = 1, kIpc = 2 };
+enum class Fin : uint32_t { kPulled = 1, kSendInline = 2, kFailed = 3 };
+
+// The first message of every transfer, S -> R.
+struct Header {
+  uint32_t magic = kMagic;
+  uint32_t version = kVersion;
+  Mode mode = Mode::kInline;
+  uint64_t bytes = 0;
+  int64_t posted_ns = 0;  // S's CLOCK_MONOTONIC when it posted the transfer
+  LinkSlot slot;          // the transfer's time on the emulated link, if paced
+  IpcDescriptor ipc;      // S's buffer, for Mode::kIpc
+};
+
+// R -> S, the answer to an IPC header.
+struct FinMessage {
+  uint32_t magic = kMagic;
+  Fin code = Fin::kPulled;
+};
+
+class PmpiTransfer;
+
+class PmpiTransport final : public Transport {
+ public:
+  PmpiTransport(MPI_Comm comm, int size, int tag_ub, PmpiConfig config)
+      : comm_(comm),
+        size_(size),
+        tags_((static_cast<uint64_t>(tag_ub) + 1) / kRoles),
+        config_(std::move(config)),
+        pool_(StagingPool::shared(config_.staging_bytes)),
+        ipc_cache_(IpcCache::shared()) {}
+
+  const char* name() const override { return config_.name.c_str(); }
+  bool reaches_device_memory() const override { return config_.device_direct; }
+  Status isend(const void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
+               std::unique_ptr<Transfer>* out) override;
+  Status irecv(void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
+               std::unique_ptr<Transfer>* out) override;
+  void progress() override;
+  bool same_node(int peer) const override {
+    return peer >= 0 && peer < size_ && config_.same_node[peer] != 0;
+  }
+
+  // What transfers use.
+  MPI_Comm comm() const { return comm_; }
+  int mpi_tag(uint64_t tag, Role role) const {
+    return static_cast<int>(tag % tags_) * kRoles + role;
+  }
+  bool ipc_to(int peer) const { return config_.ipc[peer] != 0; }
+  LinkSlot reserve(int peer, uint64_t bytes) {
+    return config_.link != nullptr ? config_.link->reserve(peer, bytes) : LinkSlot{};
+  }
+  IpcCache& ipc_cache() { return *ipc_cache_; }
+  // The stream of this transport's GPU copies, created on first use.
+  Status stream(platform::Stream** out);
+  // Where the segments of transfer `tag` with `peer` go.
+  Status segment_route(int peer, uint64_t tag, bool device, SegmentRoute* out);
+  void attach(PmpiTransfer* t) { live_.push_back(t); }
+  void detach(PmpiTransfer* t) { live_.erase(std::find(live_.begin(), live_.end(), t)); }
+
+ private:
+  Status check(const void* buf, uint64_t bytes, Memory where, int peer) const;
+
+  MPI_Comm comm_;
+  int size_;
+  uint64_t tags_;  // distinct 64-bit tags the MPI tag space holds: (MPI_TAG_UB + 1) / kRoles
+  PmpiConfig config_;
+  std::shared_ptr<StagingPool> pool_;
+  std::shared_ptr<IpcCache> ipc_cache_;
+  platform::Stream stream_;
+  bool stream_ready_ = false;
+  std::vector<PmpiTransfer*> live_;  // transfers not yet destroyed, for progress()
+};
+
+// What send and receive transfers share: registration for the transport's progress(), and the
+// outcome, kept once the transfer has ended.
+class PmpiTransfer : public Transfer {
+ public:
+  explicit PmpiTransfer(PmpiTransport* t) : transport_(t) { t->attach(this); }
+  ~PmpiTransfer() override { transport_->detach(this); }
+
+  Status test(bool* done) final {
+    poke();
+    *done = done_ || status_ != Status::kOk;
+    return status_;
+  }
+
+  // Advances once if the transfer is still running.
+  void poke() {
+    if (status_ == Status::kOk && !done_) status_ = advance(&done_);
+  }
+
+ protected:
+  // Advances without blocking; *done once the bytes have left (send) or landed (receive).
+  virtual Status advance(bool* done) = 0;
+  // After a failure: cancels the receives MPI has not matched and waits for everything else under
+  // way, so that nothing touches the buffer afterwards.
+  virtual void abandon() = 0;
+
+  // Brings an unfinished transfer to its end before it is destroyed: drives it to completion, or
+  // abandons it after a failure. The final class's destructor calls it.
+  void settle() {
+    while (status_ == Status::kOk && !done_) status_ = advance(&done_);
+    if (status_ != Status::kOk && status_ != Status::kTruncated) abandon();
+  }
+
+  PmpiTransport* transport_;
+  Status status_ = Status::kOk;
+  bool done_ = false;
+};
+
+class SendTransfer final : public PmpiTransfer {
+ public:
+  SendTransfer(PmpiTransport* t, const void* buf, uint64_t bytes, bool device, int peer,
+               uint64_t tag)
+      : PmpiTransfer(t), buf_(buf), bytes_(bytes), device_(device), peer_(peer), tag_(tag) {}
+  ~SendTransfer() override { settle(); }
+
+  // Posts the header, and the fin receive (IPC) or the segments (inline).
+  Status start() {
+    status_ = post();
+    poke();
+    return status_;
+  }
+
+ private:
+  Status post() {
+    header_.bytes = bytes_;
+    header_.posted_ns = monotonic_ns();
+    header_.slot = transport_->reserve(peer_, bytes_);
+    if (device_ && bytes_ > 0 && transport_->ipc_to(peer_)) {
+      if (ipc_describe(buf_, bytes_, &header_.ipc) == Status::kOk) {
+        header_.mode = Mode::kIpc;
+      } else {
+        MPIZIP_LOG_ONCE(kInfo, "CUDA IPC cannot share a device buffer (memory not from "
+                               "cudaMalloc?); staging it through host memory");
+      }
+    }
+    MPI_Comm comm = transport_->comm();
+    MPIZIP_CHECK(mpi_status(PMPI_Isend(&header_, sizeof header_, MPI_BYTE, peer_,
+                                       transport_->mpi_tag(tag_, kHeaderRole), comm, &header_req_),
+                            "PMPI_Isend"));
+    if (header_.mode == Mode::kIpc) {
+      return mpi_status(PMPI_Irecv(&fin_, sizeof fin_, MPI_BYTE, peer_,
+                                   transport_->mpi_tag(tag_, kFinRole), comm, &fin_req_),
+                        "PMPI_Irecv");
+    }
+    return send_inline();
+  }
+
+  Status send_inline() {
+    SegmentRoute route;
+    MPIZIP_CHECK(transport_->segment_route(peer_, tag_, device_, &route));
+    return send_segments(route, buf_, bytes_, device_, header_.slot, &segments_);
+  }
+
+  Status advance(bool* done) override {
+    int flag = 0;
+    MPIZIP_CHECK(mpi_status(PMPI_Test(&header_req_, &flag, MPI_STATUS_IGNORE), "PMPI_Test"));
+    if (fin_req_ != MPI_REQUEST_NULL) {
+      MPIZIP_CHECK(mpi_status(PMPI_Test(&fin_req_, &flag, MPI_STATUS_IGNORE), "PMPI_Test"));
+      if (flag) MPIZIP_CHECK(on_fin());
+    }
+    bool sent = pulled_;
+    if (segments_ != nullptr) MPIZIP_CHECK(segments_->advance(&sent));
+    *done = sent && header_req_ == MPI_REQUEST_NULL &&
+            (!header_.slot.paced || monotonic_ns() >= header_.slot.end_ns);
+    return Status::kOk;
+  }
+
+  // The receiver's answer to an IPC header.
+  Status on_fin() {
+    if (fin_.magic != kMagic) {
+      MPIZIP_WARN("transport %s: malformed answer from rank %d", transport_->name(), peer_);
+      return Status::kTransportError;
+    }
+    switch (fin_.code) {
+      case Fin::kPulled:
+        pulled_ = true;
+        return Status::kOk;
+      case Fin::kSendInline:
+        return send_inline();
+      case Fin::kFailed:
+        break;
+    }
+    MPIZIP_WARN("transport %s: rank %d failed to copy a device buffer out of this rank",
+                transport_->name(), peer_);
+    return Status::kTransportError;
+  }
+
+  void abandon() override {
+    if (segments_ != nullptr) segments_->abandon();
+    cancel_and_wait(&fin_req_, true);
+    cancel_and_wait(&header_req_, false);
+  }
+
+  const void* buf_;
+  uint64_t bytes_;
+  bool device_;
+  int peer_;
+  uint64_t tag_;
+  Header header_;
+  FinMessage fin_;
+  MPI_Request header_req_ = MPI_REQUEST_NULL;
+  MPI_Request fin_req_ = MPI_REQUEST_NULL;
+  bool pulled_ = false;  // the receiver copied the bytes through IPC
+  std::unique_ptr<Segments> segments_;
+};
+
+class RecvTransfer final : public PmpiTransfer {
+ public:
+  RecvTransfer(PmpiTransport* t, void* buf, uint64_t capacity, bool device, int peer, uint64_t tag)
+      : PmpiTransfer(t), buf_(buf), capacity_(capacity), device_(device), peer_(peer), tag_(tag) {}
+
+  // A receive whose header has not come is cancelled; any other is brought to its end.
+  ~RecvTransfer() override {
+    if (status_ == Status::kOk && !have_header_) {
+      (void)PMPI_Cancel(&header_req_);
+      MPI_Status st;
+      if (PMPI_Wait(&header_req_, &st) != MPI_SUCCESS) return;
+      int cancelled = 0;
+      PMPI_Test_cancelled(&st, &cancelled);
+      if (cancelled) return;
+      status_ = on_header(st);
+    }
+    settle();
+  }
+
+  Status start() {
+    status_ = mpi_status(PMPI_Irecv(&header_, sizeof header_, MPI_BYTE, peer_,
+                                    transport_->mpi_tag(tag_, kHeaderRole), transport_->comm(),
+                                    &header_req_),
+                         "PMPI_Irecv");
+    return status_;
+  }
+
+  uint64_t received_bytes() const override { return received_; }
+
+ private:
+  Status advance(bool* done) override {
+    *done = false;
+    if (!have_header_) {
+      int flag = 0;
+      MPI_Status st;
+      MPIZIP_CHECK(mpi_status(PMPI_Test(&header_req_, &flag, &st), "PMPI_Test"));
+      if (!flag) return Status::kOk;
+      MPIZIP_CHECK(on_header(st));
+    }
+    if (pulling_) MPIZIP_CHECK(pull());
+    int flag = 0;
+    MPIZIP_CHECK(mpi_status(PMPI_Test(&fin_req_, &flag, MPI_STATUS_IGNORE), "PMPI_Test"));
+    bool landed = pulled_;
+    Status data = Status::kOk;
+    if (segments_ != nullptr) {
+      data = segments_->advance(&landed);
+      if (data != Status::kOk && data != Status::kTruncated) return data;
+    }
+    *done = landed && fin_req_ == MPI_REQUEST_NULL &&
+            (complete_ns_ == 0 || monotonic_ns() >= complete_ns_);
+    return *done && header_.bytes > capacity_ ? Status::kTruncated : Status::kOk;
+  }
+
+  // The header has arrived: check it, then take the bytes the way it says.
+  Status on_header(const MPI_Status& st) {
+    have_header_ = true;
+    int count = 0;
+    PMPI_Get_count(&st, MPI_BYTE, &count);
+    if (count != static_cast<int>(sizeof header_) || header_.magic != kMagic ||
+        header_.version != kVersion ||
+        (header_.mode != Mode::kInline && header_.mode != Mode::kIpc)) {
+      MPIZIP_WARN("transport %s: malformed header from rank %d", transport_->name(), peer_);
+      return Status::kTransportError;
+    }
+    received_ = std::min(header_.bytes, capacity_);
+    if (header_.slot.paced) {
+      // Not complete before the bytes arrive on the emulated link. The sender's clock is ours on
+      // one machine; the second bound keeps a receiver on another machine from waiting longer
+      // than the transfer's own duration on the link.
+      const int64_t now = monotonic_ns();
+      complete_ns_ =
+          std::min(header_.slot.arrive_ns, now + header_.slot.arrive_ns - header_.posted_ns);
+    }
+    if (header_.mode == Mode::kIpc) {
+      if (transport_->ipc_cache().map(header_.ipc, &mapping_) == Status::kOk) {
+        pulling_ = true;
+        return pull();
+      }
+      MPIZIP_CHECK(answer(Fin::kSendInline));
+    }
+    SegmentRoute route;
+    MPIZIP_CHECK(transport_->segment_route(peer_, tag_, device_, &route));
+    return recv_segments(route, buf_, capacity_, header_.bytes, device_, &segments_);
+  }
+
+  // Copies out of the sender's mapped buffer: at once, or chunk by chunk as the chunks' slots on
+  // the emulated link start. Answers the sender once the copies have finished (or failed).
+  Status pull() {
+    platform::Stream* stream = nullptr;
+    Status s = transport_->stream(&stream);
+    const char* src = static_cast<const char*>(mapping_.address());
+    char* dst = static_cast<char*>(buf_);
+    while (s == Status::kOk && copied_ < received_) {
+      if (header_.slot.paced && header_.slot.release_ns(copied_, header_.bytes) > monotonic_ns()) {
+        return Status::kOk;
+      }
+      const uint64_t n = header_.slot.paced ? std::min(kSegmentBytes, received_ - copied_)
+                                            : received_ - copied_;
+      s = platform::copy_async(dst + copied_, src + copied_, n, *stream);
+      copied_ += n;
+    }
+    if (s == Status::kOk && !fenced_) {
+      s = fence_.record(*stream);
+      fenced_ = s == Status::kOk;
+    }
+    bool finished = false;
+    if (s == Status::kOk) s = fence_.query(&finished);
+    if (s != Status::kOk) {
+      (void)answer(Fin::kFailed);
+      return s;
+    }
+    if (!finished) return Status::kOk;
+    pulling_ = false;
+    pulled_ = true;
+    mapping_ = IpcMapping();
+    return answer(Fin::kPulled);
+  }
+
+  Status answer(Fin code) {
+    fin_.code = code;
+    const int mpi_tag = transport_->mpi_tag(tag_, kFinRole);
+    return mpi_status(
+        PMPI_Isend(&fin_, sizeof fin_, MPI_BYTE, peer_, mpi_tag, transport_->comm(), &fin_req_),
+        "PMPI_Isend");
+  }
+
+  void abandon() override {
+    cancel_and_wait(&header_req_, true);
+    platform::Stream* stream = nullptr;
+    if (pulling_ && copied_ > 0 && transport_->stream(&stream) == Status::kOk) {
+      (void)stream->synchronize();  // the copies out of the sender's buffer have stopped
+    }
+    if (segments_ != nullptr) segments_->abandon();
+    cancel_and_wait(&fin_req_, false);
+  }
+
+  void* buf_;
+  uint64_t capacity_;
+  bool device_;
+  int peer_;
+  uint64_t tag_;
+  Header header_;
+  FinMessage fin_;
+  MPI_Request header_req_ = MPI_REQUEST_NULL;
+  MPI_Request fin_req_ = MPI_REQUEST_NULL;
+  bool have_header_ = false;
+  uint64_t received_ = 0;   // min(bytes sent, capacity), once the header came
+  int64_t complete_ns_ = 0;  // paced: not complete before this time
+  IpcMapping mapping_;      // IPC: the sender's buffer
+  bool pulling_ = false;
+  uint64_t copied_ = 0;     // IPC: bytes whose copy is queued
+  platform::Event fence_;             // IPC: after the last copy
+  bool fenced_ = false;
+  bool pulled_ = false;     // IPC: every copy finished
+  std::unique_ptr<Segments> segments_;
+};
+
+Status PmpiTransport::check(const void* buf, uint64_t bytes, Memory where, int peer) const {
+  if (peer < 0 || peer >= size_ || (bytes > 0 && buf == nullptr)) return Status::kInvalidArgument;
+  if (where == Memory::kDevice && !platform::has_gpu()) return Status::kNoDevice;
+  return Status::kOk;
+}
+
+Status PmpiTransport::isend(const void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
+                            std::unique_ptr<Transfer>* out) {
+  MPIZIP_CHECK(check(buf, bytes, where, peer));
+  auto t = std::make_unique<SendTransfer>(this, buf, bytes, where == Memory::kDevice, peer, tag);
+  MPIZIP_CHECK(t->start());
+  *out = std::move(t);
+  return Status::kOk;
+}
+
+Status PmpiTransport::irecv(void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
+                            std::unique_ptr<Transfer>* out) {
+  MPIZIP_CHECK(check(buf, bytes, where, peer));
+  auto t = std::make_unique<RecvTransfer>(this, buf, bytes, where == Memory::kDevice, peer, tag);
+  MPIZIP_CHECK(t->start());
+  *out = std::move(t);
+  return Status::kOk;
+}
+
+void PmpiTransport::progress() {
+  for (PmpiTransfer* t : live_) t->poke();
+}
+
+Status PmpiTransport::stream(platform::Stream** out) {
+  if (!stream_ready_) {
+    MPIZIP_CHECK(stream_.create());
+    stream_ready_ = true;
+  }
+  *out = &stream_;
+  return Status::kOk;
+}
+
+Status PmpiTransport::segment_route(int peer, uint64_t tag, bool device, SegmentRoute* out) {
+  out->comm = comm_;
+  out->peer = peer;
+  out->mpi_tag = mpi_tag(tag, kSegmentRole);
+  out->pool = pool_.get();
+  if (device) {
+    platform::Stream* s = nullptr;
+    MPIZIP_CHECK(stream(&s));
+    out->stream = s;
+  }
+  return Status::kOk;
+}
+
+}  // namespace
+
+Status create_pmpi(MPI_Comm comm, PmpiConfig config, std::unique_ptr<Transport>* out) {
+  int size = 0;
+  MPIZIP_CHECK(mpi_status(PMPI_Comm_size(comm, &size), "PMPI_Comm_size"));
+  if (config.same_node.size() != static_cast<size_t>(size) ||
+      config.ipc.size() != static_cast<size_t>(size)) {
+    return Status::kInvalidArgument;
+  }
+  int* tag_ub = nullptr;
+  int flag = 0;
+  MPIZIP_CHECK(mpi_status(PMPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &flag),
+                          "PMPI_Comm_get_attr(MPI_TAG_UB)"));
+  const int ub = flag ? *tag_ub : 32767;  // 32767: the least MPI_TAG_UB the standard allows
+  *out = std::make_unique<PmpiTransport>(comm, size, ub, std::move(config));
+  return Status::kOk;
+}
+
+}  // namespace mpizip::transport

@@ -1,0 +1,61 @@
+// The bytes of one transfer sent inline over MPI: ceil(bytes / kSegmentBytes) messages of MPI_BYTE
+// ("segments"), all with the transfer's one MPI tag, matched in order by MPI's non-overtaking rule.
+// Host memory goes on the wire directly. Device memory is staged piece by piece through two pinned
+// pieces of the staging pool, so that the device-to-host copy of one segment overlaps the wire of
+// the previous one (and on the receiving side, the wire overlaps the host-to-device copy); when the
+// pool has no piece left, the whole buffer is staged through pageable memory instead.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "src/platform/device.h"
+#include "src/platform/status.h"
+#include "src/transport/emulated.h"
+#include "src/transport/staging.h"
+
+namespace mpizip::transport {
+
+constexpr uint64_t kSegmentBytes = StagingPool::kPieceBytes;
+
+// Where one transfer's segments go and what moves device memory.
+struct SegmentRoute {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int peer = 0;
+  int mpi_tag = 0;                            // the tag of every segment of the transfer
+  const platform::Stream* stream = nullptr;   // copies of device memory (device transfers only)
+  StagingPool* pool = nullptr;                // pinned pieces (device transfers only)
+};
+
+// The segments of one transfer in flight, in either direction.
+class Segments {
+ public:
+  virtual ~Segments() = default;
+  // Advances without blocking. *done once every segment has left the buffer (send) or landed in
+  // it (receive). kTruncated (with *done) when the sender sent more than the buffer holds.
+  virtual Status advance(bool* done) = 0;
+  // After a failure: cancels the receives MPI has not matched and waits for everything else under
+  // way (MPI requests, GPU copies), so that nothing touches the buffer afterwards.
+  virtual void abandon() = 0;
+};
+
+// Sends `bytes` from `buf` (device memory when `device`); segment k goes on the wire no earlier
+// than slot.release_ns(k * kSegmentBytes, bytes) when the slot is paced.
+Status send_segments(const SegmentRoute& route, const void* buf, uint64_t bytes, bool device,
+                     const LinkSlot& slot, std::unique_ptr<Segments>* out);
+
+// Receives the `sent` bytes that the sender announced into `buf` of `capacity` bytes (device
+// memory when `device`). When sent > capacity the first `capacity` bytes land and the rest is
+// received and dropped, so the sender completes.
+Status recv_segments(const SegmentRoute& route, void* buf, uint64_t capacity, uint64_t sent,
+                     bool device, std::unique_ptr<Segments>* out);
+
+// The MPI error `rc` of `what` as a status (logged); kOk for MPI_SUCCESS.
+Status mpi_status(int rc, const char* what);
+
+// Cancels `*req` if it is a receive MPI has not matched yet, and waits for it either way.
+void cancel_and_wait(MPI_Request* req, bool receive);
+
+}  // namespace mpizip::transport

@@ -1,0 +1,210 @@
+// create(): finds which ranks share a node, then builds one transport per route and a composite
+// that sends each peer's transfers to its route: peers on this rank's node to the node-local PMPI
+// transport (device buffers pulled through CUDA IPC where every side can), the others to the
+// network transport the options ask for (UCX, PMPI or the emulated link). The route of a peer
+// depends only on facts both sides share (node, options agreed collectively), never on where a
+// buffer lives, so the two sides of a transfer always use the same transport.
+#include "src/transport/transport.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config.h"
+#include "src/platform/log.h"
+#include "src/transport/device_ops.h"
+#include "src/transport/emulated.h"
+#include "src/transport/pmpi.h"
+#include "src/transport/segments.h"
+#include "src/transport/ucx.h"
+
+namespace mpizip::transport {
+namespace {
+
+// Sends each peer's transfers to the transport of its route.
+class Composite final : public Transport {
+ public:
+  Composite(std::unique_ptr<Transport> local, std::unique_ptr<Transport> network,
+            std::vector<uint8_t> same_node)
+      : local_(std::move(local)), network_(std::move(network)), same_node_(std::move(same_node)),
+        name_(std::string(local_->name()) == network_->name()
+                  ? std::string(local_->name())
+                  : std::string(local_->name()) + "+" + network_->name()) {}
+
+  const char* name() const override { return name_.c_str(); }
+  bool reaches_device_memory() const override {
+    return local_->reaches_device_memory() && network_->reaches_device_memory();
+  }
+  Status isend(const void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
+               std::unique_ptr<Transfer>* out) override {
+    if (peer < 0 || peer >= static_cast<int>(same_node_.size())) return Status::kInvalidArgument;
+    return route(peer).isend(buf, bytes, where, peer, tag, out);
+  }
+  Status irecv(void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
+               std::unique_ptr<Transfer>* out) override {
+    if (peer < 0 || peer >= static_cast<int>(same_node_.size())) return Status::kInvalidArgument;
+    return route(peer).irecv(buf, bytes, where, peer, tag, out);
+  }
+  void progress() override {
+    local_->progress();
+    network_->progress();
+  }
+  bool same_node(int peer) const override {
+    return peer >= 0 && peer < static_cast<int>(same_node_.size()) && same_node_[peer] != 0;
+  }
+
+ private:
+  Transport& route(int peer) { return same_node_[peer] ? *local_ : *network_; }
+
+  std::unique_ptr<Transport> local_;
+  std::unique_ptr<Transport> network_;
+  std::vector<uint8_t> same_node_;
+  std::string name_;
+};
+
+// What this rank knows of every rank of the communicator.
+struct Peers {
+  int rank = 0;
+  int size = 0;
+  std::vector<uint8_t> same_host;  // shares this rank's machine
+  std::vector<uint8_t> ipc;        // ... and both ranks can use CUDA IPC
+};
+
+// Collective: which ranks share this rank's machine (MPI_COMM_TYPE_SHARED), and which of those can
+// map each other's device memory.
+Status find_peers(MPI_Comm comm, Peers* out) {
+  MPIZIP_CHECK(mpi_status(PMPI_Comm_rank(comm, &out->rank), "PMPI_Comm_rank"));
+  MPIZIP_CHECK(mpi_status(PMPI_Comm_size(comm, &out->size), "PMPI_Comm_size"));
+  MPI_Comm node = MPI_COMM_NULL;
+  MPIZIP_CHECK(mpi_status(
+      PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+      "PMPI_Comm_split_type"));
+  int leader = out->rank;  // the node's lowest rank names the node
+  const int rc = PMPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+  (void)PMPI_Comm_free(&node);
+  MPIZIP_CHECK(mpi_status(rc, "PMPI_Allreduce"));
+  const int mine[2] = {leader, ipc_supported() ? 1 : 0};
+  std::vector<int> all(2 * static_cast<size_t>(out->size));
+  MPIZIP_CHECK(mpi_status(PMPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm),
+                          "PMPI_Allgather"));
+  out->same_host.assign(out->size, 0);
+  out->ipc.assign(out->size, 0);
+  for (int p = 0; p < out->size; ++p) {
+    out->same_host[p] = all[2 * p] == leader;
+    out->ipc[p] = out->same_host[p] && all[2 * p + 1] != 0 && mine[1] != 0;
+  }
+  return Status::kOk;
+}
+
+// Collective: the UCX transport when it starts on every rank. create_ucx() promises one outcome
+// on every rank; the reduction makes the choice collective whatever made one rank fail.
+Status try_ucx(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>* out) {
+  std::unique_ptr<Transport> ucx;
+  const Status s = create_ucx(comm, options, &ucx);
+  int started = s == Status::kOk;
+  MPIZIP_CHECK(mpi_status(PMPI_Allreduce(MPI_IN_PLACE, &started, 1, MPI_INT, MPI_MIN, comm),
+                          "PMPI_Allreduce"));
+  if (started) {
+    *out = std::move(ucx);
+    return Status::kOk;
+  }
+#if defined(MPIZIP_HAVE_UCX)
+  if (s == Status::kOk) {
+    MPIZIP_LOG_ONCE(kWarn, "UCX transport did not start on another rank; inter-node transfers "
+                           "use PMPI");
+  } else {
+    MPIZIP_LOG_ONCE(kWarn, "UCX transport did not start (%s); inter-node transfers use PMPI",
+                    status_string(s));
+  }
+#else
+  if (options.kind == Kind::kUcx) {
+    MPIZIP_LOG_ONCE(kWarn, "MPIZIP_TRANSPORT=ucx, but this build has no UCX; inter-node "
+                           "transfers use PMPI");
+  } else {
+    MPIZIP_LOG_ONCE(kInfo, "built without UCX: inter-node transfers use PMPI");
+  }
+#endif
+  return Status::kUnsupported;
+}
+
+// The transport of peers on other nodes, of the kind the options ask for (PMPI when UCX cannot
+// start).
+Status create_network(MPI_Comm comm, const Options& options, const Peers& peers,
+                      const std::vector<uint8_t>& same_node, std::unique_ptr<Transport>* out) {
+  PmpiConfig config;
+  config.same_node = same_node;
+  config.ipc.assign(peers.size, 0);
+  config.staging_bytes = options.staging_bytes;
+  switch (options.kind) {
+    case Kind::kEmulated:
+      // Device buffers cross the emulated link through CUDA IPC where the ranks share a machine.
+      config.name = "emulated";
+      config.ipc = peers.ipc;
+      config.link = std::make_shared<EmulatedLink>(options.emu_gbps, options.emu_latency_us,
+                                                   peers.size);
+      config.device_direct = true;
+      for (int p = 0; p < peers.size; ++p) {
+        config.device_direct = config.device_direct && (same_node[p] || peers.ipc[p]);
+      }
+      break;
+    case Kind::kAuto:
+    case Kind::kUcx:
+      if (try_ucx(comm, options, out) == Status::kOk) return Status::kOk;
+      break;
+    case Kind::kPmpi:
+      break;
+  }
+  return create_pmpi(comm, std::move(config), out);
+}
+
+}  // namespace
+
+Status create(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>* out) {
+  Options opts = options;
+  if (opts.kind == Kind::kEmulated && !(opts.emu_gbps > 0 && opts.emu_latency_us >= 0)) {
+    MPIZIP_LOG_ONCE(kWarn, "emulated link: rate %g GB/s, latency %g us is not valid; using PMPI",
+                    opts.emu_gbps, opts.emu_latency_us);
+    opts.kind = Kind::kPmpi;  // same wire protocol: ranks that disagree still understand each other
+  }
+  MPIZIP_CHECK(mpi_status(PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
+                          "PMPI_Comm_set_errhandler"));
+  Peers peers;
+  MPIZIP_CHECK(find_peers(comm, &peers));
+
+  std::vector<uint8_t> same_node(peers.size, 0);
+  bool ipc_all = true;       // IPC with every rank of this node
+  bool others_local = false;  // ... and there is another rank on this node
+  for (int p = 0; p < peers.size; ++p) {
+    same_node[p] = opts.force_internode ? p == peers.rank : peers.same_host[p];
+    if (!same_node[p]) continue;
+    ipc_all = ipc_all && peers.ipc[p];
+    others_local = others_local || p != peers.rank;
+  }
+  // Every rank sees the same node map, so every rank agrees whether any rank has remote peers.
+  const bool remote = std::count(same_node.begin(), same_node.end(), 0) > 0;
+  if (opts.kind == Kind::kEmulated && !remote && peers.size > 1) {
+    MPIZIP_LOG_ONCE(kWarn, "MPIZIP_TRANSPORT=emulated paces inter-node transfers, and every rank "
+                           "shares this node: set MPIZIP_FORCE_INTERNODE=1 to emulate a cluster");
+  }
+
+  PmpiConfig local;
+  local.name = others_local && ipc_all ? "cuda-ipc" : "pmpi";
+  local.same_node = same_node;
+  local.ipc = peers.ipc;
+  local.device_direct = ipc_all;
+  local.staging_bytes = opts.staging_bytes;
+  std::unique_ptr<Transport> node_transport;
+  MPIZIP_CHECK(create_pmpi(comm, std::move(local), &node_transport));
+  if (!remote) {
+    *out = std::move(node_transport);
+    return Status::kOk;
+  }
+  std::unique_ptr<Transport> network;
+  MPIZIP_CHECK(create_network(comm, opts, peers, same_node, &network));
+  *out = std::make_unique<Composite>(std::move(node_transport), std::move(network),
+                                     std::move(same_node));
+  return Status::kOk;
+}
+
+}  // namespace mpizip::transport

@@ -1,0 +1,85 @@
+// Byte movers between the ranks of one communicator. The point-to-point protocol (p2p/) and the
+// collectives (coll/) hand a transport contiguous byte ranges, in host or device memory, with a
+// 64-bit tag that both sides agree on (the bulk tag of a match message, or a collective's sequence
+// number); the transport moves them and reports completion. Matching is by (peer, tag) only: a tag
+// is used for one message per direction between two peers, so transports need no ordering rules.
+// The two sides of a transfer may hand over different memory kinds (a device buffer sent into a
+// host buffer, and the reverse). A device buffer must hold its data when it is handed over (the
+// work that produced it has completed), and receives its data by the time the receive completes.
+//
+// Implementations: PMPI on a private communicator (portable fallback), UCX ucp (inter-node), CUDA
+// IPC (intra-node device buffers), and an emulated link paced to a configured rate (benchmarks on
+// one machine). Which one a communicator uses is decided when its state is set up (src/core).
+//
+// Threads: calls on one transport and on its transfers must not overlap in time (the caller
+// serializes them); different transports may be used from different threads at once. Transfers
+// are destroyed before their transport.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "src/platform/status.h"
+
+namespace mpizip::transport {
+
+enum class Memory { kHost, kDevice };
+
+inline constexpr uint64_t kCollectiveTag = uint64_t{1} << 63;
+
+// One posted send or receive. Completion is observed with test(); the buffer belongs to the
+// transport until then. Destroying an incomplete transfer cancels it where the transport can, and
+// otherwise waits for it (never leaves the transport writing into freed memory).
+class Transfer {
+ public:
+  virtual ~Transfer() = default;
+  // Advances the transfer without blocking. kOk with *done = true once the bytes have left the
+  // buffer (send) or fully arrived (receive); an error status when the transfer failed (the peer
+  // vanished, an endpoint error): the caller reports it through MPI, never hangs.
+  virtual Status test(bool* done) = 0;
+  // Bytes that arrived (receives; equal to the posted size unless the sender sent fewer).
+  virtual uint64_t received_bytes() const { return 0; }
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  // Every transport accepts Memory::kDevice where the process has a GPU (kNoDevice otherwise). True
+  // when device bytes move without passing through host memory (CUDA IPC, a UCX that reads GPU
+  // memory); false when the transport stages them through pinned host memory itself, overlapping
+  // the copies with the wire. A caller that holds the data in host memory anyway saves a copy by
+  // handing that over when this is false.
+  virtual bool reaches_device_memory() const = 0;
+  virtual Status isend(const void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
+                       std::unique_ptr<Transfer>* out) = 0;
+  virtual Status irecv(void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
+                       std::unique_ptr<Transfer>* out) = 0;
+  // Drives every pending transfer once (for progress threads and blocking waits).
+  virtual void progress() {}
+  // Whether `peer` shares this rank's node (false for every peer under force_internode).
+  virtual bool same_node(int peer) const = 0;
+};
+
+enum class Kind { kAuto, kPmpi, kUcx, kEmulated };
+
+struct Options {
+  Kind kind = Kind::kAuto;       // auto: UCX when it starts, else PMPI
+  bool force_internode = false;  // treat every rank as its own node (no CUDA IPC)
+  double emu_gbps = 0;           // emulated link: rate in 10^9 bytes per second, per direction
+  double emu_latency_us = 0;     // emulated link: added latency per transfer
+  uint64_t staging_bytes = uint64_t{256} << 20;  // pinned host memory the PMPI transports of this
+                                                 // process stage device buffers through, at most
+};
+
+// Builds the transport of one communicator. Collective over `comm`, a private communicator (a
+// duplicate of the application's) that the transport may use for its own messages; its error
+// handler becomes MPI_ERRORS_RETURN, so that MPI errors come back as statuses. Every rank must pass
+// the same options. Falls back to PMPI, with a one-time notice, when the requested transport cannot
+// start. Details of the choice per peer: src/transport/transport.cc.
+Status create(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>* out);
+
+}  // namespace mpizip::transport

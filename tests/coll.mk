@@ -1,0 +1,32 @@
+# tests/coll.mk: the collectives. Unit tests of the planner and the hello (coll_plan_test) and of the
+# CPU reduce's arithmetic (reduce_cpu_test); the two-shot allreduce under MPI on host buffers
+# (tests/coll/allreduce.sh); on a GPU machine, the GPU reduce against the CPU's (reduce_gpu_test) and
+# the allreduce on device buffers (tests/gpu/allreduce_device.sh). The GPU tests exit 77 elsewhere.
+check_PROGRAMS += tests/coll/allreduce_test
+tests_coll_allreduce_test_SOURCES = tests/coll/allreduce_test.cc tests/coll/allreduce_check.h
+tests_coll_allreduce_test_LDADD = -ldl
+TESTS += tests/coll/allreduce.sh
+EXTRA_DIST += tests/coll/allreduce.sh
+
+if HAVE_GTEST
+check_PROGRAMS += tests/unit/coll_plan_test tests/unit/reduce_cpu_test
+tests_unit_coll_plan_test_SOURCES = tests/unit/coll_plan_test.cc
+tests_unit_coll_plan_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
+tests_unit_reduce_cpu_test_SOURCES = tests/unit/reduce_cpu_test.cc
+tests_unit_reduce_cpu_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
+TESTS += tests/unit/coll_plan_test tests/unit/reduce_cpu_test
+endif
+
+if HAVE_CUDA
+check_PROGRAMS += tests/gpu/allreduce_device
+tests_gpu_allreduce_device_SOURCES = tests/gpu/allreduce_device.cc tests/coll/allreduce_check.h
+tests_gpu_allreduce_device_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS) -ldl
+TESTS += tests/gpu/allreduce_device.sh
+if HAVE_GTEST
+check_PROGRAMS += tests/gpu/reduce_gpu_test
+tests_gpu_reduce_gpu_test_SOURCES = tests/gpu/reduce_gpu_test.cc
+tests_gpu_reduce_gpu_test_LDADD = libmpizip_core.la $(CUDA_LDFLAGS) $(CUDA_LIBS) $(GTEST_LIBS)
+TESTS += tests/gpu/reduce_gpu_test
+endif
+endif
+EXTRA_DIST += tests/gpu/allreduce_device.sh

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Device-buffer MPI_Allreduce under MPIZip's two-shot on 2, 3 and 4 ranks sharing the GPU
+# (tests/gpu/allreduce_device.cc), five ways that must give bitwise the same results: every rank its
+# own node (MPIZIP_FORCE_INTERNODE=1), compressed and uncompressed; host ranks compressing too
+# (MPIZIP_HOST_COMPRESS=1); over the emulated link; and the ranks on one node (CUDA IPC, uncompressed).
+# Skipped (77) where there is no GPU.
+. "$MPIZIP_SRCDIR/tests/mpi/lib.sh"
+prog="$MPIZIP_BUILDDIR/tests/gpu/allreduce_device"
+"$prog" >/dev/null 2>&1; [ $? = 77 ] && exit 77
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+base="MPIZIP_ALLREDUCE=twoshot MPIZIP_MIN_BYTES=0"
+for np in 2 3 4; do
+  MPIZIP_TEST_ENV="$base MPIZIP_FORCE_INTERNODE=1" run_mpi mpizip "$np" "$prog" --hashes "$tmp/compressed" ||
+    fail "$np ranks, compressed"
+  MPIZIP_TEST_ENV="$base MPIZIP_FORCE_INTERNODE=1 MPIZIP_ALLREDUCE_COMPRESS=0" \
+    run_mpi mpizip "$np" "$prog" --hashes "$tmp/raw" || fail "$np ranks, uncompressed"
+  MPIZIP_TEST_ENV="$base MPIZIP_FORCE_INTERNODE=1 MPIZIP_HOST_COMPRESS=1" \
+    run_mpi mpizip "$np" "$prog" --hashes "$tmp/host" || fail "$np ranks, host compression"
+  MPIZIP_TEST_ENV="$base MPIZIP_FORCE_INTERNODE=1 MPIZIP_TRANSPORT=emulated MPIZIP_EMU_GBPS=47" \
+    run_mpi mpizip "$np" "$prog" --hashes "$tmp/emulated" || fail "$np ranks, emulated link"
+  MPIZIP_TEST_ENV="$base" run_mpi mpizip "$np" "$prog" --hashes "$tmp/node" || fail "$np ranks, one node"
+  for f in raw host emulated node; do
+    cmp "$tmp/compressed" "$tmp/$f" || fail "$np ranks: $f results differ from the compressed ones"
+  done
+done

@@ -1,0 +1,66 @@
+#!/bin/sh
+# MPI point-to-point semantics (tests/mpi/p2p_semantics) between two "nodes": the network
+# namespaces of tests/netns/setup.sh, so every message between ranks 0 and 1 crosses a veth pair
+# over TCP, as between two machines. MPIZip is preloaded with host compression forced on every
+# message (MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0); the program checks every received byte.
+# Runs: plain MPI as a check of the setup; MPIZip on 2 and 4 ranks (ob1 over TCP, and vader within
+# a node); MPIZip on 2 ranks over UCX (TCP); and MPIZip on 2 ranks with the link limited to
+# 1 Gbit/s. Skips (77) without root, namespaces, unshare or tc, or under another MPI than Open MPI.
+. "$(dirname "$0")/../mpi/lib.sh"
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+prog="$MPIZIP_BUILDDIR/tests/mpi/p2p_semantics"
+skip() { echo "SKIP: $*"; exit 77; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
+for tool in ip tc unshare flock timeout; do
+  command -v "$tool" > /dev/null || skip "no $tool"
+done
+"$MPIRUN" --version 2>&1 | grep -q "Open MPI" || skip "tests/netns/agent is for Open MPI's launcher"
+probe=mpz-probe-$$
+ip netns add "$probe" 2> /dev/null || skip "cannot create network namespaces here"
+ip netns delete "$probe"
+
+# One job at a time on this machine uses the namespaces (the benchmark takes the same lock).
+exec 9> /run/lock/mpizip-netns.lock
+flock -w 600 9 || skip "the namespaces stayed busy for 10 minutes (another test or benchmark)"
+out=$(mktemp)
+# The namespaces go, whatever happens: on success, on failure, on interruption.
+trap 'rm -f "$out"; "$here/setup.sh" teardown' EXIT
+trap 'exit 1' HUP INT TERM
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# netns_run WHAT [--pml P] NP MAX_BYTES: p2p_semantics on NP ranks across the nodes; WHAT is plain
+# or mpizip (compression forced). MPIZip runs must show compressed messages received on mpz-b
+# (rank 1), so the compressed path, not only the raw one, crossed the link.
+netns_run() {
+  what=$1
+  shift
+  pml=ob1
+  if [ "$1" = --pml ]; then pml=$2; shift 2; fi
+  np=$1 max=$2
+  label="$what, $np ranks, pml $pml, link $link"
+  if [ "$what" = plain ]; then
+    timeout -k 10 120 env MPIRUN_NETNS_BIN="$MPIRUN" "$here/mpirun.sh" --pml "$pml" -np "$np" \
+      "$prog" "$max" > "$out" 2>&1 || { cat "$out"; fail "$label"; }
+  else
+    timeout -k 10 120 env MPIRUN_NETNS_BIN="$MPIRUN" MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 \
+      MPIZIP_STATS=1 "$here/mpirun.sh" --pml "$pml" -np "$np" -x "LD_PRELOAD=$MPIZIP_LIB" \
+      "$prog" "$max" > "$out" 2>&1 || { cat "$out"; fail "$label"; }
+    grep -q '^\[mpizip 1\] stats: .*received bf16 messages=[0-9]* compressed=[1-9]' "$out" ||
+      { cat "$out"; fail "$label: no compressed bf16 message reached rank 1"; }
+  fi
+  grep '^p2p_semantics: ok' "$out" | sed "s/\$/ [$label]/"
+}
+
+link=unlimited
+"$here/setup.sh"
+netns_run plain 2 4000000
+netns_run mpizip 2 16777216
+netns_run mpizip 4 4000000
+netns_run mpizip --pml ucx 2 4000000
+
+link=1gbit
+"$here/setup.sh" "$link"
+netns_run mpizip 2 4000000

@@ -1,0 +1,206 @@
+// The reductions' arithmetic (kernels/reduce.h) and the CPU reduce: bf16 and fp16 conversions
+// against independent references, fp32 accumulation with one rounding, rank order, NaN and signed
+// zeros in MIN and MAX, in-place use and argument checks.
+#include "kernels/reduce_cpu.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace mpizip::kernels {
+namespace {
+
+using format::DType;
+using reduce::Op;
+
+float f32(uint32_t u) { return reduce::f32_from_bits(u); }
+
+// bf16 reference: the nearer of the two bf16 values around f (truncated and the next one up), ties to
+// the even one; the value past the largest finite one is infinity, taken as 2^128 for the distance.
+uint16_t bf16_reference(float f) {
+  const uint32_t u = reduce::f32_bits(f);
+  const uint32_t sign = u & 0x80000000u, mag = u & 0x7FFFFFFFu;
+  const uint32_t lo = mag & 0xFFFF0000u, hi = lo + 0x10000u;
+  auto value = [](uint32_t bits) {
+    return bits >= 0x7F800000u ? std::ldexp(1.0, 128) : static_cast<double>(f32(bits));
+  };
+  const double x = static_cast<double>(f32(mag));
+  const double dlo = x - value(lo), dhi = value(hi) - x;
+  const uint32_t pick = dlo < dhi ? lo : dhi < dlo ? hi : ((lo >> 16) & 1 ? hi : lo);
+  return static_cast<uint16_t>((sign | pick) >> 16);
+}
+
+TEST(ReduceMath, Bf16RoundsToNearestEven) {
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 65521) {
+    const float f = f32(static_cast<uint32_t>(u));
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(reduce::f32_to_bf16(f), bf16_reference(f)) << std::hex << u;
+  }
+  // Ties, around them, and the edges.
+  for (uint32_t hi : {0x3F80u, 0x3F81u, 0x0000u, 0x0001u, 0x7F7Eu, 0x7F7Fu, 0x8000u, 0xBF80u, 0xFF7Fu}) {
+    for (uint32_t low : {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu}) {
+      const float f = f32(hi << 16 | low);
+      ASSERT_EQ(reduce::f32_to_bf16(f), bf16_reference(f)) << std::hex << (hi << 16 | low);
+    }
+  }
+  EXPECT_EQ(reduce::f32_to_bf16(f32(0x3F808000u)), 0x3F80);  // tie, even below
+  EXPECT_EQ(reduce::f32_to_bf16(f32(0x3F818000u)), 0x3F82);  // tie, even above
+  EXPECT_EQ(reduce::f32_to_bf16(f32(0x7F7F8000u)), 0x7F80);  // overflow to infinity
+  EXPECT_EQ(reduce::f32_to_bf16(INFINITY), 0x7F80);
+  EXPECT_EQ(reduce::f32_to_bf16(-0.0f), 0x8000);
+  EXPECT_EQ(reduce::f32_to_bf16(std::nanf("")), reduce::kCanonicalNaN16);
+  EXPECT_EQ(reduce::f32_to_bf16(f32(0xFFC12345u)), reduce::kCanonicalNaN16);
+}
+
+TEST(ReduceMath, Bf16WidensExactly) {
+  for (uint32_t h = 0; h < 0x10000u; ++h) {
+    EXPECT_EQ(reduce::f32_bits(reduce::bf16_to_f32(static_cast<uint16_t>(h))), h << 16);
+  }
+}
+
+// fp16 against the compiler's _Float16, which converts with IEEE round-to-nearest-even.
+TEST(ReduceMath, Fp16MatchesIeee) {
+  for (uint32_t h = 0; h < 0x10000u; ++h) {
+    _Float16 x;
+    const uint16_t bits = static_cast<uint16_t>(h);
+    std::memcpy(&x, &bits, 2);
+    const float want = static_cast<float>(x);
+    const float got = reduce::fp16_to_f32(bits);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got));
+      continue;
+    }
+    ASSERT_EQ(reduce::f32_bits(got), reduce::f32_bits(want)) << std::hex << h;
+  }
+  auto check = [](uint32_t u) {
+    const float f = f32(u);
+    if (std::isnan(f)) return;
+    const _Float16 x = static_cast<_Float16>(f);
+    uint16_t want;
+    std::memcpy(&want, &x, 2);
+    ASSERT_EQ(reduce::f32_to_fp16(f), want) << std::hex << u;
+  };
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 65521) check(static_cast<uint32_t>(u));
+  // Every exponent where fp16 results are normal, subnormal, or round to zero or infinity, with
+  // mantissas at and around the rounding points.
+  for (uint32_t e = 0x60; e <= 0x90; ++e) {
+    for (uint32_t m : {0x000000u, 0x000001u, 0x000FFFu, 0x001000u, 0x001001u, 0x002000u, 0x003000u,
+                       0x3FF000u, 0x400000u, 0x7FE000u, 0x7FF000u, 0x7FFFFFu, 0x0FFFFFu, 0x100000u}) {
+      check(e << 23 | m);
+      check(0x80000000u | e << 23 | m);
+    }
+  }
+  EXPECT_EQ(reduce::f32_to_fp16(65520.0f), 0x7C00);
+  EXPECT_EQ(reduce::f32_to_fp16(65519.0f), 0x7BFF);
+  EXPECT_EQ(reduce::f32_to_fp16(std::nanf("")), reduce::kCanonicalNaN16);
+}
+
+// Reduces one element per input: inputs[r] is rank r's value.
+template <typename S>
+S fold1(DType t, Op op, std::initializer_list<S> per_rank) {
+  std::vector<S> v(per_rank);
+  std::vector<const void*> in;
+  for (const S& x : v) in.push_back(&x);
+  S out{};
+  EXPECT_EQ(cpu::reduce(t, op, in.data(), static_cast<int>(in.size()), &out, 1), Status::kOk);
+  return out;
+}
+
+uint16_t bf16(float f) { return reduce::f32_to_bf16(f); }
+
+TEST(ReduceCpu, Bf16SumsInFp32AndRoundsOnce) {
+  // 1 + 2^-8 + 2^-8: rounding after each step would give 1 twice (ties to even); one rounding of
+  // the fp32 sum gives 1 + 2^-7.
+  const uint16_t one = bf16(1.0f), tiny = bf16(std::ldexp(1.0f, -8));
+  EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kSum, {one, tiny, tiny}), bf16(1.0f + std::ldexp(1.0f, -7)));
+  EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kSum, {one, tiny, tiny}), 0x3F81);
+  const uint16_t h1 = reduce::f32_to_fp16(1.0f), htiny = reduce::f32_to_fp16(std::ldexp(1.0f, -11));
+  EXPECT_EQ(fold1<uint16_t>(DType::kFp16, Op::kSum, {h1, htiny, htiny}), reduce::f32_to_fp16(1.0f + std::ldexp(1.0f, -10)));
+  // PROD too: 3 x 3 x (1/9 rounded) stays in fp32 until the end.
+  const uint16_t three = bf16(3.0f), ninth = bf16(1.0f / 9.0f);
+  const float acc = 3.0f * 3.0f * reduce::bf16_to_f32(ninth);
+  EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kProd, {three, three, ninth}), bf16(acc));
+}
+
+TEST(ReduceCpu, FoldsInRankOrder) {
+  // (1e20 + 1) - 1e20 = 0 in fp32; another order would give 1.
+  EXPECT_EQ(fold1<float>(DType::kFp32, Op::kSum, {1e20f, 1.0f, -1e20f}), 0.0f);
+  EXPECT_EQ(fold1<float>(DType::kFp32, Op::kSum, {1.0f, 1e20f, -1e20f}), 0.0f);
+  EXPECT_EQ(fold1<float>(DType::kFp32, Op::kSum, {1e20f, -1e20f, 1.0f}), 1.0f);
+  EXPECT_EQ(fold1<double>(DType::kFp64, Op::kSum, {1e300, 1.0, -1e300}), 0.0);
+}
+
+TEST(ReduceCpu, MinMaxNaNFollowsTheLastOperand) {
+  const float nan = std::nanf("");
+  EXPECT_EQ(fold1<float>(DType::kFp32, Op::kMax, {nan, 1.0f}), 1.0f);
+  EXPECT_TRUE(std::isnan(fold1<float>(DType::kFp32, Op::kMax, {1.0f, nan})));
+  EXPECT_EQ(fold1<float>(DType::kFp32, Op::kMax, {1.0f, nan, 2.0f}), 2.0f);
+  EXPECT_EQ(fold1<float>(DType::kFp32, Op::kMax, {3.0f, nan, 2.0f}), 2.0f);
+  EXPECT_EQ(fold1<float>(DType::kFp32, Op::kMin, {nan, 1.0f}), 1.0f);
+  EXPECT_TRUE(std::isnan(fold1<double>(DType::kFp64, Op::kMin, {1.0, 0.5, std::nan("")})));
+  // bf16 keeps the selected operand's bits, NaN payload included.
+  EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kMax, {bf16(1.0f), 0x7FC1}), 0x7FC1);
+  EXPECT_EQ(fold1<uint16_t>(DType::kFp16, Op::kMin, {0x3C00, 0xFE01}), 0xFE01);
+}
+
+TEST(ReduceCpu, MinMaxTiesTakeTheLaterRank) {
+  auto bits = [](float f) { return reduce::f32_bits(f); };
+  EXPECT_EQ(bits(fold1<float>(DType::kFp32, Op::kMax, {-0.0f, 0.0f})), bits(0.0f));
+  EXPECT_EQ(bits(fold1<float>(DType::kFp32, Op::kMax, {0.0f, -0.0f})), bits(-0.0f));
+  EXPECT_EQ(bits(fold1<float>(DType::kFp32, Op::kMin, {0.0f, -0.0f})), bits(-0.0f));
+  EXPECT_EQ(bits(fold1<float>(DType::kFp32, Op::kMin, {-0.0f, 0.0f})), bits(0.0f));
+  EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kMax, {0x8000, 0x0000}), 0x0000);
+  EXPECT_EQ(fold1<uint16_t>(DType::kFp16, Op::kMin, {0x0000, 0x8000}), 0x8000);
+  EXPECT_EQ(bits(fold1<float>(DType::kFp32, Op::kMax, {-1.0f, 2.0f, 0.5f})), bits(2.0f));
+}
+
+TEST(ReduceCpu, SumAndProdNaNBecomeCanonical) {
+  EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kSum, {0x7FC1, bf16(1.0f)}), reduce::kCanonicalNaN16);
+  EXPECT_EQ(fold1<uint16_t>(DType::kFp16, Op::kProd, {0x7E01, 0x3C00}), reduce::kCanonicalNaN16);
+  EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kSum, {0x7F80, 0xFF80}), reduce::kCanonicalNaN16);  // inf - inf
+}
+
+TEST(ReduceCpu, LongBuffersInPlaceAndEveryType) {
+  const uint64_t n = 10007;  // several chunks and a partial one
+  for (DType t : {DType::kBf16, DType::kFp16, DType::kFp32, DType::kFp64}) {
+    for (Op op : {Op::kSum, Op::kProd, Op::kMin, Op::kMax}) {
+      const size_t eb = format::elem_bytes(t);
+      std::vector<std::vector<uint8_t>> in(5, std::vector<uint8_t>(n * eb));
+      for (size_t r = 0; r < in.size(); ++r) {
+        for (uint64_t i = 0; i < n * eb; ++i) in[r][i] = static_cast<uint8_t>((i * 131 + r * 17 + i / 7) & 0x3F);
+      }
+      std::vector<const void*> ptrs;
+      for (auto& v : in) ptrs.push_back(v.data());
+      std::vector<uint8_t> out(n * eb);
+      ASSERT_EQ(cpu::reduce(t, op, ptrs.data(), 5, out.data(), n), Status::kOk);
+      // Element by element through the fold of one element must agree.
+      for (uint64_t i = 0; i < n; i += 997) {
+        std::vector<const void*> one;
+        for (auto& v : in) one.push_back(v.data() + i * eb);
+        std::vector<uint8_t> e(eb);
+        ASSERT_EQ(cpu::reduce(t, op, one.data(), 5, e.data(), 1), Status::kOk);
+        ASSERT_EQ(std::memcmp(e.data(), out.data() + i * eb, eb), 0) << "element " << i;
+      }
+      // In place over the first input.
+      std::vector<uint8_t> first = in[0];
+      ptrs[0] = first.data();
+      ASSERT_EQ(cpu::reduce(t, op, ptrs.data(), 5, first.data(), n), Status::kOk);
+      EXPECT_EQ(first, out);
+    }
+  }
+}
+
+TEST(ReduceCpu, RejectsBadArguments) {
+  float x = 1, y = 0;
+  const void* in[] = {&x, nullptr};
+  EXPECT_EQ(cpu::reduce(DType::kFp32, Op::kSum, in, 0, &y, 1), Status::kInvalidArgument);
+  EXPECT_EQ(cpu::reduce(DType::kFp32, Op::kSum, in, 2, &y, 1), Status::kInvalidArgument);
+  EXPECT_EQ(cpu::reduce(DType::kE4m3, Op::kSum, in, 1, &y, 1), Status::kInvalidArgument);
+  EXPECT_EQ(cpu::reduce(DType::kFp32, static_cast<Op>(9), in, 1, &y, 1), Status::kInvalidArgument);
+  EXPECT_EQ(cpu::reduce(DType::kFp32, Op::kSum, in, 1, &y, 0), Status::kOk);
+}
+
+}  // namespace
+}  // namespace mpizip::kernels
