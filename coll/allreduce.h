@@ -1,26 +1,27 @@
-// The two-shot compressed allreduce: reduce-scatter, then all-gather, over a communicator's transport
-// (src/transport/transport.h), as one asynchronous operation that src/core runs behind an
+// The two-shot compressed allreduce: reduce-scatter, then all-gather, over a communicator's
+// transport (src/transport/transport.h), as one asynchronous operation that src/core runs behind an
 // MPI_Iallreduce request or drives to completion for MPI_Allreduce.
 //
-//   hello       every rank sends every other rank a 64-byte hello (coll/wire.h) and checks the P-1 it
-//               receives: a disagreement in type, op or count is an error on every rank, before any
-//               data moves.
+//   hello       every rank sends every other rank a 64-byte hello (coll/wire.h) and checks the
+//               P-1 it receives: a disagreement in type, op or count is an error on every rank,
+//               before any data moves.
 //   reduce-     the buffer is cut into P shards (rank r owns shard r) and shards into pieces
-//   scatter     (coll/plan.h). For each piece index, a rank compresses the pieces it sends to the P-1
-//               owners in one batched call and sends each as soon as the batch is done; an owner posts
-//               its receives up front, decodes each incoming piece as soon as it lands, and once all
-//               have landed folds the P contributions, its own at its rank's position, in rank order
-//               (kernels/reduce.h) into its shard of the output.
+//   scatter     (coll/plan.h). For each piece index, a rank compresses the pieces it sends to the
+//               P-1 owners in one batched call and sends each as soon as the batch is done; an
+//               owner posts its receives up front, decodes each incoming piece as soon as it lands,
+//               and once all have landed folds the P contributions, its own at its rank's
+//               position, in rank order (kernels/reduce.h) into its shard of the output.
 //   all-gather  as soon as a piece is reduced, its owner compresses it once and sends it to every
 //               other rank; receivers decode straight into the output.
 //
 // Up to kDepth pieces are in flight at once, so compression, transfer, decoding and reduction of
-// successive pieces overlap. A rank works in its buffers' memory: host buffers with the CPU codec and
-// reduce, device buffers with the GPU codec and reduce kernels (staged through pinned host memory
-// when the transport cannot reach device memory); the wire format is shared, so host and device
-// ranks mix in one collective. Pieces go compressed to peers on other nodes when the sender's
-// policy says so and the piece is large enough, raw otherwise (the sender's hello says which), and
-// since the codec is lossless the result is bitwise the same either way, and the same on every rank.
+// successive pieces overlap. A rank works in its buffers' memory: host buffers with the CPU codec
+// and reduce, device buffers with the GPU codec and reduce kernels (staged through pinned host
+// memory when the transport cannot reach device memory); the wire format is shared, so host and
+// device ranks mix in one collective. Pieces go compressed to peers on other nodes when the
+// sender's policy says so and the piece is large enough, raw otherwise (the sender's hello says
+// which), and since the codec is lossless the result is bitwise the same either way, and the same
+// on every rank.
 //
 // Decoding uses the codec's batched decompressor into a bounded temporary, and the fold then reads
 // all P inputs once and writes once, rather than fusing decoding with the reduction: the fold must
@@ -29,11 +30,11 @@
 // device ranks (GPU codec) may use different block sizes, so a decoder cannot walk the P streams in
 // lock step.
 //
-// Errors: a piece that cannot be produced (a codec or copy failure) is replaced by an empty message,
-// and a piece that lands with the wrong size or does not decode marks the receiver's result; an
-// owner whose contributions failed sends empty all-gather messages, so every rank that depends on
-// the piece reports MPIZip's corrupt-payload error, and every rank still completes the exchange
-// (no hang). A transport failure ends the collective at once with MPI_ERR_OTHER.
+// Errors: a piece that cannot be produced (a codec or copy failure) is replaced by an empty
+// message, and a piece that lands with the wrong size or does not decode marks the receiver's
+// result; an owner whose contributions failed sends empty all-gather messages, so every rank that
+// depends on the piece reports MPIZip's corrupt-payload error, and every rank still completes the
+// exchange (no hang). A transport failure ends the collective at once with MPI_ERR_OTHER.
 //
 // Memory per collective in flight: kDepth slots of, per peer, an outgoing stream, a landing buffer
 // and a decode temporary of one piece each (the bound of a piece's stream, docs/FORMAT.md "Sizes",

@@ -1,8 +1,8 @@
-// Where a collective's data is worked on: the CPU (host buffers: the CPU codec and reduce, which run
-// at once) or the GPU (device buffers: the GPU codec and reduce kernels, enqueued on the backend's
-// own stream). The collective engine (coll/allreduce.cc) drives either through this interface, so
-// the algorithm is written once; a host rank and a device rank of one collective run the same
-// algorithm on the same wire format.
+// Where a collective's data is worked on: the CPU (host buffers: the CPU codec and reduce, which
+// run at once) or the GPU (device buffers: the GPU codec and reduce kernels, enqueued on the
+// backend's own stream). The collective engine (coll/allreduce.cc) drives either through this
+// interface, so the algorithm is written once; a host rank and a device rank of one collective run
+// the same algorithm on the same wire format.
 //
 // Work is ordered: each call is enqueued after the previous ones, and a fence completes once
 // everything enqueued before it has. Data errors of the codec (a corrupt stream, a wrong size) are
@@ -40,7 +40,7 @@ struct Needs {
   uint64_t staging_bytes = 0;  // pinned host buffers (device backends only)
   int results = 0;             // Result entries (device-visible)
   format::DType dtype = format::DType::kFp32;
-  uint64_t codec_elems = 0;    // most elements one compress or decompress call covers
+  uint64_t codec_elems = 0;  // most elements one compress or decompress call covers
 };
 
 class Backend {

@@ -81,20 +81,21 @@ class DeviceBackend : public Backend {
   uint8_t* staging() override { return static_cast<uint8_t*>(staging_.get()); }
   Result* results() override { return static_cast<Result*>(results_.get()); }
 
-  Status compress(format::DType t, const Job* jobs, int n, Result* results, bool checksum) override {
+  Status compress(format::DType t, const Job* jobs, int n, Result* results,
+                  bool checksum) override {
     kernels::gpu::EncodeOptions opt;
     opt.checksum = checksum;
-    return kernels::gpu::compress_batch(t, jobs, n, workspace_.get(), workspace_.size(), results, opt,
-                                        stream_.get());
+    return kernels::gpu::compress_batch(t, jobs, n, workspace_.get(), workspace_.size(), results,
+                                        opt, stream_.get());
   }
 
   Status decompress(format::DType t, const Job* jobs, int n, Result* results) override {
-    return kernels::gpu::decompress_batch(t, jobs, n, workspace_.get(), workspace_.size(), results, 0,
-                                          stream_.get());
+    return kernels::gpu::decompress_batch(t, jobs, n, workspace_.get(), workspace_.size(), results,
+                                          0, stream_.get());
   }
 
-  Status reduce(format::DType t, kernels::reduce::Op op, const void* const* inputs, int n, void* out,
-                uint64_t count) override {
+  Status reduce(format::DType t, kernels::reduce::Op op, const void* const* inputs, int n,
+                void* out, uint64_t count) override {
     return kernels::gpu::reduce(t, op, inputs, n, out, count, 0, stream_.get());
   }
 

@@ -43,7 +43,8 @@ class HostBackend : public Backend {
   uint8_t* staging() override { return nullptr; }
   Result* results() override { return results_.data(); }
 
-  Status compress(format::DType t, const Job* jobs, int n, Result* results, bool checksum) override {
+  Status compress(format::DType t, const Job* jobs, int n, Result* results,
+                  bool checksum) override {
     kernels::cpu::EncodeOptions opt;
     opt.checksum = checksum;
     for (int i = 0; i < n; ++i) {
@@ -72,8 +73,8 @@ class HostBackend : public Backend {
     return Status::kOk;
   }
 
-  Status reduce(format::DType t, kernels::reduce::Op op, const void* const* inputs, int n, void* out,
-                uint64_t count) override {
+  Status reduce(format::DType t, kernels::reduce::Op op, const void* const* inputs, int n,
+                void* out, uint64_t count) override {
     return kernels::cpu::reduce(t, op, inputs, n, out, count);
   }
 

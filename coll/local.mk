@@ -1,11 +1,12 @@
 # coll: collectives. The two-shot compressed allreduce: the plan of shards and pieces, the hello and
-# tags on the wire, the CPU and GPU backends, the per-communicator resources, the engine.
+# tags on the wire, the CPU and GPU backends, the per-communicator resources, the engine (its life
+# in allreduce.cc, the steps of a piece in twoshot_pieces.cc).
 libmpizip_core_la_SOURCES += \
 	coll/plan.h coll/plan.cc \
 	coll/wire.h coll/wire.cc \
 	coll/backend.h coll/backend_host.cc \
 	coll/resources.h coll/resources.cc \
-	coll/allreduce.h coll/allreduce.cc
+	coll/allreduce.h coll/allreduce.cc coll/twoshot.h coll/twoshot_pieces.cc
 if HAVE_CUDA
 libmpizip_core_la_SOURCES += coll/backend_gpu.cu
 else

@@ -24,10 +24,10 @@ class Plan {
   //
   // Shards: the buffer is cut into units of 16 bytes (16 / elem_bytes elements; the last unit may
   // be short) and the units are dealt out in rank order, the first count_units % nranks owners
-  // taking one more; so every shard starts 16-byte aligned relative to the buffer, shards differ by at
-  // most one unit, and when there are fewer units than ranks the last owners get nothing.
-  // Pieces: shard r's piece j is [begin_r + j * piece, min(end_r, begin_r + (j + 1) * piece)), empty
-  // beyond the shard's end; shard 0 is the largest, so pieces() is its piece count.
+  // taking one more; so every shard starts 16-byte aligned relative to the buffer, shards differ by
+  // at most one unit, and when there are fewer units than ranks the last owners get nothing.
+  // Pieces: shard r's piece j is [begin_r + j * piece, min(end_r, begin_r + (j + 1) * piece)),
+  // empty beyond the shard's end; shard 0 is the largest, so pieces() is its piece count.
   Plan(uint64_t count, size_t elem_bytes, int nranks, uint64_t piece_elems);
 
   uint64_t count() const { return count_; }

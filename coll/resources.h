@@ -1,7 +1,7 @@
 // The per-communicator resources of MPIZip's collectives: idle backends (coll/backend.h) with their
 // memory, stream and codec workspace, kept between collectives so that each is allocated and sized
-// once. A collective takes one for its duration and gives it back when done, so collectives that run
-// concurrently on one communicator (several MPI_Iallreduce in flight) never share one.
+// once. A collective takes one for its duration and gives it back when done, so collectives that
+// run concurrently on one communicator (several MPI_Iallreduce in flight) never share one.
 // Thread-safe. Owned by src/core's state of the communicator.
 #pragma once
 

@@ -42,7 +42,8 @@ Hello make_hello(format::DType dtype, kernels::reduce::Op op, uint64_t count, ui
 bool parse_hello(const void* msg, uint64_t bytes, Hello* out) {
   if (bytes != kHelloBytes) return false;
   std::memcpy(out, msg, kHelloBytes);
-  return out->magic == kHelloMagic && out->version == kHelloVersion && out->check == hash_hello(*out);
+  return out->magic == kHelloMagic && out->version == kHelloVersion &&
+         out->check == hash_hello(*out);
 }
 
 Disagreement compare_hello(const Hello& mine, const Hello& theirs) {
@@ -57,21 +58,31 @@ Disagreement compare_hello(const Hello& mine, const Hello& theirs) {
 
 const char* disagreement_string(Disagreement d) {
   switch (d) {
-    case Disagreement::kNone: return "none";
-    case Disagreement::kMalformed: return "a malformed header";
-    case Disagreement::kFailed: return "a rank cannot take part";
-    case Disagreement::kType: return "the datatype differs";
-    case Disagreement::kOp: return "the reduction op differs";
-    case Disagreement::kCount: return "the count differs";
-    case Disagreement::kPieceSize: return "MPIZIP_ALLREDUCE_PIECE_BYTES differs";
-    case Disagreement::kSequence: return "the ranks are at different collectives";
+    case Disagreement::kNone:
+      return "none";
+    case Disagreement::kMalformed:
+      return "a malformed header";
+    case Disagreement::kFailed:
+      return "a rank cannot take part";
+    case Disagreement::kType:
+      return "the datatype differs";
+    case Disagreement::kOp:
+      return "the reduction op differs";
+    case Disagreement::kCount:
+      return "the count differs";
+    case Disagreement::kPieceSize:
+      return "MPIZIP_ALLREDUCE_PIECE_BYTES differs";
+    case Disagreement::kSequence:
+      return "the ranks are at different collectives";
   }
   return "?";
 }
 
 uint64_t make_tag(uint64_t seq, Kind kind, uint64_t piece) {
-  const uint64_t index = kind == Kind::kHello ? 0 : 1 + 2 * piece + (kind == Kind::kAllgather ? 1 : 0);
-  return transport::kCollectiveTag | ((seq * kTagsPerCollective + index) & ~transport::kCollectiveTag);
+  const uint64_t index =
+      kind == Kind::kHello ? 0 : 1 + 2 * piece + (kind == Kind::kAllgather ? 1 : 0);
+  return transport::kCollectiveTag |
+         ((seq * kTagsPerCollective + index) & ~transport::kCollectiveTag);
 }
 
 }  // namespace mpizip::coll

@@ -3,12 +3,12 @@
 //
 // The hello carries the arguments that must agree across ranks (element type, op, count, piece
 // size, the collective's sequence number) and what the sender does with the pieces it sends to
-// the hello's receiver (compressed from some size on, or raw). Every rank receives a hello from every
-// other rank, so if any two ranks disagree, every rank sees a disagreement (it differs from at least
-// one of the two) and reports it, before any data message is posted: an erroneous program gets an
-// error on every rank instead of a hang or corrupt data. Data messages then need no header: the
-// plan says what each is, the sender's hello whether it is an MPIZip stream (docs/FORMAT.md, whose
-// own header is checked when it is decoded) or raw elements.
+// the hello's receiver (compressed from some size on, or raw). Every rank receives a hello from
+// every other rank, so if any two ranks disagree, every rank sees a disagreement (it differs from
+// at least one of the two) and reports it, before any data message is posted: an erroneous program
+// gets an error on every rank instead of a hang or corrupt data. Data messages then need no header:
+// the plan says what each is, the sender's hello whether it is an MPIZip stream (docs/FORMAT.md,
+// whose own header is checked when it is decoded) or raw elements.
 #pragma once
 
 #include <cstddef>
@@ -36,12 +36,12 @@ struct Hello {
   kernels::reduce::Op op;
   uint8_t flags;
   uint8_t reserved[8];
-  uint64_t count;               // elements
+  uint64_t count;  // elements
   uint64_t piece_elems;
   uint64_t min_compress_bytes;  // the sender's threshold for its compressed pieces
   uint64_t seq;                 // the collective's sequence number on the communicator
   uint64_t reserved2;
-  uint64_t check;               // hash of the fields above
+  uint64_t check;  // hash of the fields above
 };
 static_assert(sizeof(Hello) == kHelloBytes, "hello is 64 bytes");
 
@@ -49,7 +49,8 @@ static_assert(sizeof(Hello) == kHelloBytes, "hello is 64 bytes");
 Hello make_hello(format::DType dtype, kernels::reduce::Op op, uint64_t count, uint64_t piece_elems,
                  uint64_t seq, uint8_t flags, uint64_t min_compress_bytes);
 
-// Validates a received hello of `bytes` bytes (size, magic, version, check). False for anything else.
+// Validates a received hello of `bytes` bytes (size, magic, version, check). False for anything
+// else.
 bool parse_hello(const void* msg, uint64_t bytes, Hello* out);
 
 // How a peer's hello disagrees with this rank's own (or says the peer failed), in the order of
@@ -66,8 +67,8 @@ inline constexpr uint64_t kMaxPieces = (uint64_t{1} << 20) - 1;
 // Tags one collective spans.
 inline constexpr uint64_t kTagsPerCollective = uint64_t{1} << 21;
 
-// kCollectiveTag | seq * kTagsPerCollective + index, the index 0 for the hello, 1 + 2j for piece j's
-// reduce-scatter message and 2 + 2j for its all-gather message: a tag names one message per
+// kCollectiveTag | seq * kTagsPerCollective + index, the index 0 for the hello, 1 + 2j for piece
+// j's reduce-scatter message and 2 + 2j for its all-gather message: a tag names one message per
 // direction between two ranks. Tags are dense, so a transport that folds them modulo its own range
 // (the PMPI transport: about (MPI_TAG_UB + 1) / 3) keeps the messages of the collectives in flight
 // apart as long as they span less than that range (Open MPI: about 340 collectives).

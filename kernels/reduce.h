@@ -1,15 +1,15 @@
-// The arithmetic of MPIZip's reductions, shared by the CPU reduce (kernels/reduce_cpu.h) and the GPU
-// reduce (kernels/reduce_gpu.h) so that both give the same bits for the same inputs. Host and device
-// code; no GPU runtime dependency.
+// The arithmetic of MPIZip's reductions, shared by the CPU reduce (kernels/reduce_cpu.h) and the
+// GPU reduce (kernels/reduce_gpu.h) so that both give the same bits for the same inputs. Host and
+// device code; no GPU runtime dependency.
 //
 // One element of the result is a fold over the P inputs in rank order, r = 0, 1, ..., P-1:
 //
 //   SUM, PROD   acc = x_0; acc = acc + x_r (acc * x_r); result = acc
 //               fp32 and fp64 in their own precision, each step rounded to nearest even (never
-//               contracted into a fused multiply-add). bf16 and fp16 accumulate in fp32: every input
-//               is widened exactly, the fold runs in fp32 as above, and the result is rounded once
-//               to bf16 / fp16, to nearest even (overflow gives infinity, a NaN the canonical NaN
-//               0x7FFF, as CUDA's __float2bfloat16_rn and __float2half_rn do).
+//               contracted into a fused multiply-add). bf16 and fp16 accumulate in fp32: every
+//               input is widened exactly, the fold runs in fp32 as above, and the result is rounded
+//               once to bf16 / fp16, to nearest even (overflow gives infinity, a NaN the canonical
+//               NaN 0x7FFF, as CUDA's __float2bfloat16_rn and __float2half_rn do).
 //   MAX         acc = x_0; acc = (acc > x_r) ? acc : x_r
 //   MIN         acc = x_0; acc = (acc < x_r) ? acc : x_r
 //               The C comparison of Open MPI's MPI_MAX and MPI_MIN functions (`(a > b) ? a : b`,
@@ -124,33 +124,39 @@ MPIZIP_HD inline uint16_t f32_to_fp16(float f) {
     const uint32_t m = (a & 0x7FFFFFu) | 0x800000u;
     const uint32_t shift = 126u - (a >> 23);  // 14..24
     const uint32_t r = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-    return static_cast<uint16_t>(sign | (r + ((rem > half || (rem == half && (r & 1u))) ? 1u : 0u)));
+    return static_cast<uint16_t>(sign |
+                                 (r + ((rem > half || (rem == half && (r & 1u))) ? 1u : 0u)));
   }
   const uint32_t b = a - 0x38000000u;  // rebias the exponent from 127 to 15
   return static_cast<uint16_t>(sign | ((b + 0xFFFu + ((b >> 13) & 1u)) >> 13));
 }
 
 // Per element type: how the data is stored and in what precision SUM and PROD accumulate.
-template <format::DType T> struct Element;
-template <> struct Element<format::DType::kBf16> {
+template <format::DType T>
+struct Element;
+template <>
+struct Element<format::DType::kBf16> {
   using Storage = uint16_t;
   using Acc = float;
   static MPIZIP_HD Acc widen(Storage s) { return bf16_to_f32(s); }
   static MPIZIP_HD Storage narrow(Acc a) { return f32_to_bf16(a); }
 };
-template <> struct Element<format::DType::kFp16> {
+template <>
+struct Element<format::DType::kFp16> {
   using Storage = uint16_t;
   using Acc = float;
   static MPIZIP_HD Acc widen(Storage s) { return fp16_to_f32(s); }
   static MPIZIP_HD Storage narrow(Acc a) { return f32_to_fp16(a); }
 };
-template <> struct Element<format::DType::kFp32> {
+template <>
+struct Element<format::DType::kFp32> {
   using Storage = float;
   using Acc = float;
   static MPIZIP_HD Acc widen(Storage s) { return s; }
   static MPIZIP_HD Storage narrow(Acc a) { return a; }
 };
-template <> struct Element<format::DType::kFp64> {
+template <>
+struct Element<format::DType::kFp64> {
   using Storage = double;
   using Acc = double;
   static MPIZIP_HD Acc widen(Storage s) { return s; }
@@ -168,18 +174,26 @@ struct Fold {
   using State = std::conditional_t<kSelect, Storage, typename E::Acc>;
 
   static MPIZIP_HD State first(Storage x) {
-    if constexpr (kSelect) return x;
-    else return E::widen(x);
+    if constexpr (kSelect)
+      return x;
+    else
+      return E::widen(x);
   }
   static MPIZIP_HD State next(State acc, Storage x) {
-    if constexpr (O == Op::kSum) return add_rn(acc, E::widen(x));
-    else if constexpr (O == Op::kProd) return mul_rn(acc, E::widen(x));
-    else if constexpr (O == Op::kMax) return E::widen(acc) > E::widen(x) ? acc : x;
-    else return E::widen(acc) < E::widen(x) ? acc : x;
+    if constexpr (O == Op::kSum)
+      return add_rn(acc, E::widen(x));
+    else if constexpr (O == Op::kProd)
+      return mul_rn(acc, E::widen(x));
+    else if constexpr (O == Op::kMax)
+      return E::widen(acc) > E::widen(x) ? acc : x;
+    else
+      return E::widen(acc) < E::widen(x) ? acc : x;
   }
   static MPIZIP_HD Storage last(State acc) {
-    if constexpr (kSelect) return acc;
-    else return E::narrow(acc);
+    if constexpr (kSelect)
+      return acc;
+    else
+      return E::narrow(acc);
   }
 };
 

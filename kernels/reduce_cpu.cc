@@ -32,10 +32,18 @@ void fold(const void* const* inputs, int n, void* out, uint64_t count) {
 template <format::DType T>
 Status by_op(reduce::Op op, const void* const* inputs, int n, void* out, uint64_t count) {
   switch (op) {
-    case reduce::Op::kSum: fold<T, reduce::Op::kSum>(inputs, n, out, count); return Status::kOk;
-    case reduce::Op::kProd: fold<T, reduce::Op::kProd>(inputs, n, out, count); return Status::kOk;
-    case reduce::Op::kMin: fold<T, reduce::Op::kMin>(inputs, n, out, count); return Status::kOk;
-    case reduce::Op::kMax: fold<T, reduce::Op::kMax>(inputs, n, out, count); return Status::kOk;
+    case reduce::Op::kSum:
+      fold<T, reduce::Op::kSum>(inputs, n, out, count);
+      return Status::kOk;
+    case reduce::Op::kProd:
+      fold<T, reduce::Op::kProd>(inputs, n, out, count);
+      return Status::kOk;
+    case reduce::Op::kMin:
+      fold<T, reduce::Op::kMin>(inputs, n, out, count);
+      return Status::kOk;
+    case reduce::Op::kMax:
+      fold<T, reduce::Op::kMax>(inputs, n, out, count);
+      return Status::kOk;
   }
   return Status::kInvalidArgument;
 }
@@ -54,11 +62,16 @@ Status reduce(format::DType t, reduce::Op op, const void* const* inputs, int n_i
     if (inputs[r] == nullptr) return Status::kInvalidArgument;
   }
   switch (t) {
-    case format::DType::kBf16: return by_op<format::DType::kBf16>(op, inputs, n_inputs, out, count);
-    case format::DType::kFp16: return by_op<format::DType::kFp16>(op, inputs, n_inputs, out, count);
-    case format::DType::kFp32: return by_op<format::DType::kFp32>(op, inputs, n_inputs, out, count);
-    case format::DType::kFp64: return by_op<format::DType::kFp64>(op, inputs, n_inputs, out, count);
-    default: return Status::kInvalidArgument;
+    case format::DType::kBf16:
+      return by_op<format::DType::kBf16>(op, inputs, n_inputs, out, count);
+    case format::DType::kFp16:
+      return by_op<format::DType::kFp16>(op, inputs, n_inputs, out, count);
+    case format::DType::kFp32:
+      return by_op<format::DType::kFp32>(op, inputs, n_inputs, out, count);
+    case format::DType::kFp64:
+      return by_op<format::DType::kFp64>(op, inputs, n_inputs, out, count);
+    default:
+      return Status::kInvalidArgument;
   }
 }
 

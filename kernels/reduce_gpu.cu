@@ -16,7 +16,8 @@ using format::DType;
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kCtasPerSm = 8;  // enough resident threads to keep every multiprocessor's loads in flight
+constexpr int kCtasPerSm =
+    8;  // enough resident threads to keep every multiprocessor's loads in flight
 
 struct ReduceParams {
   const void* in[kMaxReduceInputs];
@@ -32,7 +33,8 @@ struct Vec {
 };
 
 template <DType T, reduce::Op O, bool kVec>
-__global__ void __launch_bounds__(kThreads) reduce_kernel(const MPIZIP_GRID_CONSTANT ReduceParams p) {
+__global__ void __launch_bounds__(kThreads)
+    reduce_kernel(const MPIZIP_GRID_CONSTANT ReduceParams p) {
   using F = reduce::Fold<T, O>;
   using S = typename F::Storage;
   constexpr int V = 16 / sizeof(S);
@@ -91,11 +93,12 @@ Status launch(const ReduceParams& p, bool vec, int max_ctas, void* stream) {
   const uint64_t work = vec ? p.count / V + p.count % V : p.count;
   uint64_t grid = std::min<uint64_t>((work + kThreads - 1) / kThreads, uint64_t(sms) * kCtasPerSm);
   if (max_ctas > 0) grid = std::min<uint64_t>(grid, uint64_t(max_ctas));
-  const void* k = vec ? (const void*)reduce_kernel<T, O, true> : (const void*)reduce_kernel<T, O, false>;
+  const void* k =
+      vec ? (const void*)reduce_kernel<T, O, true> : (const void*)reduce_kernel<T, O, false>;
   ReduceParams copy = p;
   void* args[] = {&copy};
-  MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(static_cast<unsigned>(std::max<uint64_t>(grid, 1))), dim3(kThreads),
-                                   args, 0, static_cast<gpuStream_t>(stream)));
+  MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(static_cast<unsigned>(std::max<uint64_t>(grid, 1))),
+                                   dim3(kThreads), args, 0, static_cast<gpuStream_t>(stream)));
   return Status::kOk;
 }
 
@@ -103,10 +106,14 @@ Status launch(const ReduceParams& p, bool vec, int max_ctas, void* stream) {
 template <DType T>
 Status by_op(reduce::Op op, const ReduceParams& p, bool vec, int max_ctas, void* stream) {
   switch (op) {
-    case reduce::Op::kSum: return launch<T, reduce::Op::kSum>(p, vec, max_ctas, stream);
-    case reduce::Op::kProd: return launch<T, reduce::Op::kProd>(p, vec, max_ctas, stream);
-    case reduce::Op::kMin: return launch<T, reduce::Op::kMin>(p, vec, max_ctas, stream);
-    case reduce::Op::kMax: return launch<T, reduce::Op::kMax>(p, vec, max_ctas, stream);
+    case reduce::Op::kSum:
+      return launch<T, reduce::Op::kSum>(p, vec, max_ctas, stream);
+    case reduce::Op::kProd:
+      return launch<T, reduce::Op::kProd>(p, vec, max_ctas, stream);
+    case reduce::Op::kMin:
+      return launch<T, reduce::Op::kMin>(p, vec, max_ctas, stream);
+    case reduce::Op::kMax:
+      return launch<T, reduce::Op::kMax>(p, vec, max_ctas, stream);
   }
   return Status::kInvalidArgument;
 }
@@ -115,8 +122,8 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 
 
 }  // namespace
 
-Status reduce(DType t, reduce::Op op, const void* const* inputs, int n_inputs, void* out, uint64_t count,
-              int max_ctas, void* stream) {
+Status reduce(DType t, reduce::Op op, const void* const* inputs, int n_inputs, void* out,
+              uint64_t count, int max_ctas, void* stream) {
   if (inputs == nullptr || n_inputs < 1 || n_inputs > kMaxReduceInputs || max_ctas < 0 ||
       !reduce::dtype_reducible(t) || !reduce::op_valid(static_cast<uint8_t>(op)))
     return Status::kInvalidArgument;
@@ -133,11 +140,16 @@ Status reduce(DType t, reduce::Op op, const void* const* inputs, int n_inputs, v
     vec = vec && aligned16(inputs[r]);
   }
   switch (t) {
-    case DType::kBf16: return by_op<DType::kBf16>(op, p, vec, max_ctas, stream);
-    case DType::kFp16: return by_op<DType::kFp16>(op, p, vec, max_ctas, stream);
-    case DType::kFp32: return by_op<DType::kFp32>(op, p, vec, max_ctas, stream);
-    case DType::kFp64: return by_op<DType::kFp64>(op, p, vec, max_ctas, stream);
-    default: return Status::kInvalidArgument;
+    case DType::kBf16:
+      return by_op<DType::kBf16>(op, p, vec, max_ctas, stream);
+    case DType::kFp16:
+      return by_op<DType::kFp16>(op, p, vec, max_ctas, stream);
+    case DType::kFp32:
+      return by_op<DType::kFp32>(op, p, vec, max_ctas, stream);
+    case DType::kFp64:
+      return by_op<DType::kFp64>(op, p, vec, max_ctas, stream);
+    default:
+      return Status::kInvalidArgument;
   }
 }
 

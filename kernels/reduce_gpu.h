@@ -1,6 +1,6 @@
-// The GPU reduce: the element-wise fold of P device buffers in rank order (kernels/reduce.h), bit for
-// bit what the CPU reduce (kernels/reduce_cpu.h) computes. It reads every input once and writes the
-// result once, 16 bytes per access where every buffer is 16-byte aligned.
+// The GPU reduce: the element-wise fold of P device buffers in rank order (kernels/reduce.h), bit
+// for bit what the CPU reduce (kernels/reduce_cpu.h) computes. It reads every input once and writes
+// the result once, 16 bytes per access where every buffer is 16-byte aligned.
 //
 // Stream-ordered and asynchronous, like the GPU codec: the work is enqueued on `stream` (a
 // cudaStream_t / hipStream_t as void*) and the call returns at once. Nothing is allocated. This

@@ -38,7 +38,10 @@ kernels::gpu::DeviceResult* slot_ptr(Context& c, int slot) {
 // (zeroed on the stream, behind every job already queued) when `count` elements need more.
 Status prepare(Context& c, format::DType t, uint64_t count, int* slot) {
   if (!c.ready) {
-    MPIZIP_CHECK(c.stream.create());
+    // Independent of the legacy default stream, so that a synchronisation of that stream (before a
+    // device buffer is exposed through CUDA IPC) does not wait for compressions queued here; each
+    // job waits for the application's earlier work on it instead.
+    MPIZIP_CHECK(c.stream.create(platform::Stream::Order::kIndependent));
     MPIZIP_CHECK(c.results.allocate(kSlots * sizeof(kernels::gpu::DeviceResult)));
     for (int i = kSlots - 1; i >= 0; --i) c.free_slots.push_back(i);
     c.ready = true;
@@ -99,6 +102,7 @@ Status gpu_start_compress(format::DType t, const void* src, uint64_t count, bool
   kernels::gpu::EncodeOptions opt;
   opt.checksum = checksum;
   auto* res = slot_ptr(c, job->slot_);
+  MPIZIP_CHECK(c.stream.wait_for_default_stream());
   job->split_ = split && gpu_split_bytes(t, count) > 0;
   if (job->split_) {
     MPIZIP_CHECK(kernels::gpu::split(t, src, count, job->stream_.data(), cap, opt, c.stream.get(),
@@ -126,6 +130,7 @@ Status gpu_start_decompress(format::DType t, const void* stream, uint64_t bytes,
   std::lock_guard<std::mutex> lock(c.mutex);
   MPIZIP_CHECK(prepare(c, t, count, &job->slot_));
   auto* res = slot_ptr(c, job->slot_);
+  MPIZIP_CHECK(c.stream.wait_for_default_stream());
   MPIZIP_CHECK(kernels::gpu::decompress(t, stream, bytes, target, need > capacity ? need : capacity,
                                         c.workspace.get(), c.workspace.size(), res, 0,
                                         c.stream.get()));

@@ -28,11 +28,14 @@ int raise(MPI_Comm comm, int rc) {
 
 // ---- Per-communicator state of the collectives -------------------------------------------------
 //
-// A communicator's first two-shot collective gives it a transport (over a private duplicate), the
-// resources of coll/resources.h and a sequence counter, kept as an attribute under a keyval of this
-// file: the delete callback tears them down when the communicator is freed, and an attribute on
-// MPI_COMM_SELF, whose delete callback MPI calls first thing in MPI_Finalize, tears down what is left
-// while MPI still works. Creating the transport is collective, like the collective that asks for it.
+// A communicator's first two-shot collective gives it the collectives' own transport, over a
+// private duplicate of its own (apart from the point-to-point protocol's: the two never share tags,
+// and may be progressed from different threads at once, which calls on one transport must not be),
+// the resources of coll/resources.h and a sequence counter. They are kept as an attribute under a
+// keyval of this file: the delete callback tears them down when the communicator is freed, and an
+// attribute on MPI_COMM_SELF, whose delete callback MPI calls first thing in MPI_Finalize, tears down
+// what is left while MPI still works. Creating the transport is collective, like the collective that
+// asks for it.
 
 struct CollState {
   MPI_Comm comm = MPI_COMM_NULL;  // the transport's private duplicate
@@ -84,8 +87,8 @@ int finalize_cb(MPI_Comm, int, void*, void*) {
   return MPI_SUCCESS;
 }
 
-// The keyval of the states and the MPI_Finalize hook, at the first two-shot collective. Caller holds
-// g_coll_mutex.
+// The keyval of the states and the MPI_Finalize hook, at the first two-shot collective. Caller
+// holds g_coll_mutex.
 int create_keyvals() {
   if (g_coll_keyval != MPI_KEYVAL_INVALID) return MPI_SUCCESS;
   int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, coll_delete_cb, &g_coll_keyval, nullptr);
@@ -94,18 +97,6 @@ int create_keyvals() {
   }
   if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(MPI_COMM_SELF, g_finalize_keyval, nullptr);
   return rc;
-}
-
-// The transport the settings ask for (MPIZIP_TRANSPORT's choices are in transport::Kind's order).
-transport::Options transport_options() {
-  const Settings& st = settings();
-  transport::Options opt;
-  opt.kind = static_cast<transport::Kind>(st.transport);
-  opt.force_internode = st.force_internode;
-  opt.emu_gbps = st.emu_gbps;
-  opt.emu_latency_us = st.emu_latency_us;
-  opt.staging_bytes = st.staging_bytes;
-  return opt;
 }
 
 // The collective state of `comm`, created (collectively) on first use. An MPI error code.
@@ -165,10 +156,10 @@ struct Route {
 };
 
 // The two-shot when MPIZip is active, the communicator has the protocol and 2 to coll::kMaxRanks
-// ranks, the datatype is MPI_FLOAT, MPI_DOUBLE, MPIZIP_BF16 or MPIZIP_FP16 (an MPI_UINT16_T that the
-// communicator declares bf16 stays an integer to the reduction: it goes to the MPI library), the op
-// MPI_SUM, MPI_PROD, MPI_MIN or MPI_MAX, and MPIZIP_ALLREDUCE picks it for this size. Everything else,
-// invalid arguments included (which MPI reports), goes to the MPI library.
+// ranks, the datatype is MPI_FLOAT, MPI_DOUBLE, MPIZIP_BF16 or MPIZIP_FP16 (an MPI_UINT16_T that
+// the communicator declares bf16 stays an integer to the reduction: it goes to the MPI library),
+// the op MPI_SUM, MPI_PROD, MPI_MIN or MPI_MAX, and MPIZIP_ALLREDUCE picks it for this size.
+// Everything else, invalid arguments included (which MPI reports), goes to the MPI library.
 std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   const Settings& st = settings();
   if (!protocol_job_on() || !active() || count < 0 || comm == MPI_COMM_NULL ||
@@ -185,7 +176,8 @@ std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm com
   if (!dtype || s->size < 2 || s->size > coll::kMaxRanks) return std::nullopt;
   const bool narrow = *dtype == format::DType::kBf16 || *dtype == format::DType::kFp16;
   const uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(*dtype);
-  if (st.allreduce == kAllreduceAuto && !narrow && bytes < st.allreduce_min_bytes) return std::nullopt;
+  if (st.allreduce == kAllreduceAuto && !narrow && bytes < st.allreduce_min_bytes)
+    return std::nullopt;
   return Route{s, *dtype, *rop};
 }
 
@@ -261,10 +253,12 @@ class HostCopy {
     device_ = const_cast<void*>(device);
     span_ = span;
     host_.resize(span.bytes);
-    return platform::copy_to_host(host_.data(), static_cast<const char*>(device) + span.lb, span.bytes);
+    return platform::copy_to_host(host_.data(), static_cast<const char*>(device) + span.lb,
+                                  span.bytes);
   }
   Status store() const {
-    return platform::copy_to_device(static_cast<char*>(device_) + span_.lb, host_.data(), span_.bytes);
+    return platform::copy_to_device(static_cast<char*>(device_) + span_.lb, host_.data(),
+                                    span_.bytes);
   }
   // The host address standing for the device buffer's address.
   void* base() { return host_.data() - span_.lb; }
@@ -281,8 +275,8 @@ class StagedAllreduce : public platform::Operation {
  public:
   // Stages the buffers and calls the MPI library: MPI_Allreduce when `blocking` (the result is then
   // in place when this returns), else MPI_Iallreduce, completed by progress().
-  int start(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-            bool blocking) {
+  int start(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+            MPI_Comm comm, bool blocking) {
     Span span;
     int rc = span_of(count, type, &span);
     if (rc != MPI_SUCCESS) return rc;
@@ -364,6 +358,12 @@ int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
   }
   if (rc == MPI_SUCCESS) rc = request_start(std::move(o), comm, request);
   return raise(comm, rc);
+}
+
+int coll_attach(MPI_Comm comm) {
+  if (settings().allreduce == kAllreduceOff) return MPI_SUCCESS;
+  CollState* cs = nullptr;
+  return coll_state(comm, &cs);
 }
 
 }  // namespace mpizip::core

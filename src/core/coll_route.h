@@ -14,4 +14,11 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
 int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm, MPI_Request* request);
 
+// Sets up the collectives' state of a communicator that has just got the protocol (collective
+// over `comm`, like its creation). Done then, not at the first collective: non-blocking
+// collectives on different communicators may start in different orders on different ranks, and a
+// collective setup inside one of them could then wait for a rank busy in another. An MPI error
+// code; on error the communicator's collectives pass to the MPI library.
+int coll_attach(MPI_Comm comm);
+
 }  // namespace mpizip::core

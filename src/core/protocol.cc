@@ -1,5 +1,7 @@
 #include "src/core/protocol.h"
 
+#include "src/core/coll_route.h"
+
 #include "src/transport/transport.h"
 
 #include <algorithm>
@@ -144,6 +146,9 @@ int protocol_attach(MPI_Comm comm) {
     return MPI_SUCCESS;
   }
   s->protocol.store(true, std::memory_order_release);
+  if (coll_attach(comm) != MPI_SUCCESS) {
+    MPIZIP_WARN("cannot set up the collectives of a communicator; they pass to the MPI library");
+  }
   return MPI_SUCCESS;
 }
 

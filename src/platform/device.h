@@ -79,8 +79,15 @@ class Stream {
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
-  Status create();
+  // blocking: work on the stream waits for earlier work of the legacy default stream (such as the
+  // application's cudaMemcpy into a buffer it then sends), and the legacy stream waits for it.
+  // independent: neither waits for the other (see wait_for_default_stream).
+  enum class Order { kBlocking, kIndependent };
+  Status create(Order order = Order::kBlocking);
   Status synchronize();
+  // Makes work queued on this stream from now on wait for the work queued so far on the legacy
+  // default stream (the application's cudaMemcpy into a buffer it then sends, say).
+  Status wait_for_default_stream();
   void* get() const { return handle_; }  // a cudaStream_t / hipStream_t
 
  private:
@@ -105,6 +112,11 @@ class Event {
  private:
   void* event_ = nullptr;
 };
+
+// Waits until the work queued so far on the legacy default stream has finished: a buffer the
+// application filled with a blocking cudaMemcpy from pageable memory may still be in flight when
+// that call returns, and another process reads it through CUDA IPC without any stream order.
+Status synchronize_default_stream();
 
 // Queues a copy of `bytes` between any two of host (pinned or pageable) and device memory on
 // `stream`.

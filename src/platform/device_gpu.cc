@@ -178,12 +178,26 @@ Stream::~Stream() {
   if (handle_ != nullptr) (void)gpuStreamDestroy(static_cast<gpuStream_t>(handle_));
 }
 
-// A blocking stream: its work waits for earlier work of the legacy default stream, such as the
-// application's cudaMemcpy into the buffer it then sends.
-Status Stream::create() {
+Status Stream::create(Order order) {
   gpuStream_t s;
-  MPIZIP_GPU_CHECK(gpuStreamCreateWithFlags(&s, gpuStreamDefault));
+  MPIZIP_GPU_CHECK(gpuStreamCreateWithFlags(
+      &s, order == Order::kBlocking ? gpuStreamDefault : gpuStreamNonBlocking));
   handle_ = s;
+  return Status::kOk;
+}
+
+Status Stream::wait_for_default_stream() {
+  // One event per thread, re-recorded each time: the wait captures the work queued before it.
+  thread_local Event marker;
+  Stream legacy;  // never created: get() is the null stream, the legacy default stream
+  MPIZIP_CHECK(marker.record(legacy));
+  MPIZIP_GPU_CHECK(gpuStreamWaitEvent(static_cast<gpuStream_t>(handle_),
+                                      static_cast<gpuEvent_t>(marker.get()), 0));
+  return Status::kOk;
+}
+
+Status synchronize_default_stream() {
+  MPIZIP_GPU_CHECK(gpuStreamSynchronize(0));
   return Status::kOk;
 }
 

@@ -32,8 +32,10 @@ Status GpuMemory<kKind>::allocate(uint64_t) {
 template class GpuMemory<MemoryKind::kDevice>;
 template class GpuMemory<MemoryKind::kPinnedHost>;
 Stream::~Stream() = default;
-Status Stream::create() { return Status::kNoDevice; }
+Status Stream::create(Order) { return Status::kNoDevice; }
 Status Stream::synchronize() { return Status::kNoDevice; }
+Status Stream::wait_for_default_stream() { return Status::kNoDevice; }
+Status synchronize_default_stream() { return Status::kNoDevice; }
 Event::~Event() = default;
 Status Event::record(const Stream&) { return Status::kNoDevice; }
 Status Event::query(bool*) { return Status::kNoDevice; }

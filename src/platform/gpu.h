@@ -29,6 +29,7 @@
 #define gpuStreamDestroy hipStreamDestroy
 #define gpuStreamCreateWithFlags hipStreamCreateWithFlags
 #define gpuStreamNonBlocking hipStreamNonBlocking
+#define gpuStreamWaitEvent hipStreamWaitEvent
 #define gpuStreamDefault hipStreamDefault
 #define gpuDeviceSynchronize hipDeviceSynchronize
 #define gpuEventCreate hipEventCreate
@@ -75,6 +76,7 @@
 #define gpuStreamDestroy cudaStreamDestroy
 #define gpuStreamCreateWithFlags cudaStreamCreateWithFlags
 #define gpuStreamNonBlocking cudaStreamNonBlocking
+#define gpuStreamWaitEvent cudaStreamWaitEvent
 #define gpuStreamDefault cudaStreamDefault
 #define gpuDeviceSynchronize cudaDeviceSynchronize
 #define gpuEventCreate cudaEventCreate

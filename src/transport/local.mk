@@ -1,10 +1,12 @@
 # src/transport: byte movers (UCX, CUDA IPC, PMPI shadow communicator, emulated link).
 libmpizip_core_la_SOURCES += src/transport/ucx_version.h src/transport/ucx_version.cc
-# UCX transport (src/transport/ucx.h): the transport and the process's ucp worker; kUnsupported in
-# builds without UCX.
+# UCX transport (src/transport/ucx.h): the transport and its set-up, its data path, the process's
+# ucp worker; kUnsupported in builds without UCX.
 libmpizip_core_la_SOURCES += src/transport/ucx.h
 if HAVE_UCX
-libmpizip_core_la_SOURCES += src/transport/ucx.cc src/transport/ucx_worker.h src/transport/ucx_worker.cc
+libmpizip_core_la_SOURCES += src/transport/ucx.cc \
+	src/transport/ucx_transfer.h src/transport/ucx_transfer.cc \
+	src/transport/ucx_worker.h src/transport/ucx_worker.cc
 else
 libmpizip_core_la_SOURCES += src/transport/ucx_none.cc
 endif

@@ -149,7 +149,11 @@ class SendTransfer final : public PmpiTransfer {
     header_.posted_ns = monotonic_ns();
     header_.slot = transport_->reserve(peer_, bytes_);
     if (device_ && bytes_ > 0 && transport_->ipc_to(peer_)) {
-      if (ipc_describe(buf_, bytes_, &header_.ipc) == Status::kOk) {
+      // The receiver reads the buffer from another process, outside every stream order of this
+      // one: the application's last writes to it (a cudaMemcpy from pageable memory returns before
+      // its DMA lands) must have finished first.
+      if (platform::synchronize_default_stream() == Status::kOk &&
+          ipc_describe(buf_, bytes_, &header_.ipc) == Status::kOk) {
         header_.mode = Mode::kIpc;
       } else {
         MPIZIP_LOG_ONCE(kInfo, "CUDA IPC cannot share a device buffer (memory not from "

@@ -7,6 +7,8 @@
 #include "src/transport/transport.h"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -160,6 +162,64 @@ Status create_network(MPI_Comm comm, const Options& options, const Peers& peers,
 
 }  // namespace
 
+// Makes one transport safe to call from several threads (the application's and the progress
+// thread): every call into it and into its transfers holds one mutex. The transports themselves
+// assume one caller at a time.
+class Serialized : public Transport {
+ public:
+  explicit Serialized(std::unique_ptr<Transport> inner)
+      : inner_(std::move(inner)), mutex_(std::make_shared<std::mutex>()) {}
+  const char* name() const override { return inner_->name(); }
+  bool reaches_device_memory() const override { return inner_->reaches_device_memory(); }
+  bool same_node(int peer) const override { return inner_->same_node(peer); }
+  Status isend(const void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
+               std::unique_ptr<Transfer>* out) override {
+    std::lock_guard<std::mutex> lock(*mutex_);
+    return wrap(inner_->isend(buf, bytes, where, peer, tag, out), out);
+  }
+  Status irecv(void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
+               std::unique_ptr<Transfer>* out) override {
+    std::lock_guard<std::mutex> lock(*mutex_);
+    return wrap(inner_->irecv(buf, bytes, where, peer, tag, out), out);
+  }
+  void progress() override {
+    std::lock_guard<std::mutex> lock(*mutex_);
+    inner_->progress();
+  }
+
+ private:
+  class Locked : public Transfer {
+   public:
+    Locked(std::unique_ptr<Transfer> inner, std::shared_ptr<std::mutex> mutex)
+        : inner_(std::move(inner)), mutex_(std::move(mutex)) {}
+    ~Locked() override {
+      std::lock_guard<std::mutex> lock(*mutex_);
+      inner_.reset();
+    }
+    Status test(bool* done) override {
+      std::lock_guard<std::mutex> lock(*mutex_);
+      return inner_->test(done);
+    }
+    uint64_t received_bytes() const override {
+      std::lock_guard<std::mutex> lock(*mutex_);
+      return inner_->received_bytes();
+    }
+
+   private:
+    std::unique_ptr<Transfer> inner_;
+    std::shared_ptr<std::mutex> mutex_;
+  };
+
+  Status wrap(Status s, std::unique_ptr<Transfer>* out) {
+    if (s == Status::kOk && *out) *out = std::make_unique<Locked>(std::move(*out), mutex_);
+    return s;
+  }
+
+  // Destroyed last: the transfers hold the mutex too, and may outlive nothing but the transport.
+  std::unique_ptr<Transport> inner_;
+  std::shared_ptr<std::mutex> mutex_;
+};
+
 Status create(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>* out) {
   Options opts = options;
   if (opts.kind == Kind::kEmulated && !(opts.emu_gbps > 0 && opts.emu_latency_us >= 0)) {
@@ -197,13 +257,13 @@ Status create(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>*
   std::unique_ptr<Transport> node_transport;
   MPIZIP_CHECK(create_pmpi(comm, std::move(local), &node_transport));
   if (!remote) {
-    *out = std::move(node_transport);
+    *out = std::make_unique<Serialized>(std::move(node_transport));
     return Status::kOk;
   }
   std::unique_ptr<Transport> network;
   MPIZIP_CHECK(create_network(comm, opts, peers, same_node, &network));
-  *out = std::make_unique<Composite>(std::move(node_transport), std::move(network),
-                                     std::move(same_node));
+  *out = std::make_unique<Serialized>(std::make_unique<Composite>(
+      std::move(node_transport), std::move(network), std::move(same_node)));
   return Status::kOk;
 }
 

@@ -11,9 +11,9 @@
 // IPC (intra-node device buffers), and an emulated link paced to a configured rate (benchmarks on
 // one machine). Which one a communicator uses is decided when its state is set up (src/core).
 //
-// Threads: calls on one transport and on its transfers must not overlap in time (the caller
-// serializes them); different transports may be used from different threads at once. Transfers
-// are destroyed before their transport.
+// Threads: the implementations assume that calls on one transport and on its transfers do not
+// overlap in time; create() wraps the transport it returns so that they may (one mutex per
+// transport, held by every call). Transfers are destroyed before their transport.
 #pragma once
 
 #include <mpi.h>

@@ -18,8 +18,8 @@
 
 namespace mpizip::transport {
 
-// Builds the UCX transport of `comm`. Collective over `comm`: every rank calls it, and unless an MPI
-// call fails, all ranks succeed or all fail. Starts the process's UCX worker on first use.
+// Builds the UCX transport of `comm`. Collective over `comm`: every rank calls it, and unless an
+// MPI call fails, all ranks succeed or all fail. Starts the process's UCX worker on first use.
 // kUnsupported when the build has no UCX, when `comm` has more than 2^20 ranks, or when no context
 // id is free on every rank (65536 UCX transports alive in one process); kTransportError when UCX
 // fails to start on some rank; kMpiError when an MPI call fails. `*out` is set only on success.

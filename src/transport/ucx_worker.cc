@@ -7,8 +7,8 @@
 namespace mpizip::transport::ucx {
 namespace {
 
-// How long closing endpoints may take before they are left to UCX: a flush of idle endpoints
-// completes at once, so only an unresponsive peer reaches this bound.
+// How long closing endpoints may take before they are left to UCX. A close completes once the
+// peer's worker has answered, so only a peer that is gone or not progressing reaches this bound.
 constexpr std::chrono::seconds kCloseWait{1};
 
 // The process's worker and the mutex that guards the pointer (not the worker: Worker::mutex()).

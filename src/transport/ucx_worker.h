@@ -45,8 +45,9 @@ class Worker {
   Worker() = default;
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
-  // Does not call UCX: a worker still open here was never shut down, the process is exiting, and
-  // UCX's own library destructors may already have run.
+  // Calls no UCX function: shutdown() closes UCX, and the process's registry keeps the worker
+  // until then. A process that exits without MPI_Finalize leaves UCX to the operating system
+  // rather than run UCX code from a static destructor, possibly after UCX's own.
   ~Worker() = default;
 
   std::mutex& mutex() { return mutex_; }

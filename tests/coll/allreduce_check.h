@@ -24,14 +24,14 @@ namespace reduce = mpizip::kernels::reduce;
 inline int rank = 0, nranks = 1;
 inline int failures = 0;
 
-#define CHECK(cond, ...)                                                                   \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
-      std::fprintf(stderr, "rank %d: %s:%d: check failed: ", rank, __FILE__, __LINE__);   \
-      std::fprintf(stderr, __VA_ARGS__);                                                   \
-      std::fprintf(stderr, "\n");                                                          \
-      ++failures;                                                                          \
-    }                                                                                      \
+#define CHECK(cond, ...)                                                                \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      std::fprintf(stderr, "rank %d: %s:%d: check failed: ", rank, __FILE__, __LINE__); \
+      std::fprintf(stderr, __VA_ARGS__);                                                \
+      std::fprintf(stderr, "\n");                                                       \
+      ++failures;                                                                       \
+    }                                                                                   \
   } while (0)
 
 struct Type {
@@ -48,9 +48,9 @@ struct OpInfo {
 };
 
 inline const OpInfo kOps[] = {{"sum", Op::kSum, MPI_SUM},
-                       {"prod", Op::kProd, MPI_PROD},
-                       {"min", Op::kMin, MPI_MIN},
-                       {"max", Op::kMax, MPI_MAX}};
+                              {"prod", Op::kProd, MPI_PROD},
+                              {"min", Op::kMin, MPI_MIN},
+                              {"max", Op::kMax, MPI_MAX}};
 
 inline uint64_t mix(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
@@ -63,7 +63,8 @@ inline uint64_t mix(uint64_t z) {
 // sprinkled in, and NaNs where `nan` says), 1 + U[-1/64, 1/64] for PROD, so products stay finite.
 inline float value(int r, uint64_t i, Op op, uint64_t seed, bool nan) {
   const uint64_t h = mix(seed ^ mix(static_cast<uint64_t>(r) << 40 ^ i));
-  const float u = static_cast<float>(static_cast<double>(h >> 40) / static_cast<double>(1ull << 23) - 1.0);
+  const float u =
+      static_cast<float>(static_cast<double>(h >> 40) / static_cast<double>(1ull << 23) - 1.0);
   if (op == Op::kProd) return 1.0f + u / 64.0f;
   if (i % 97 == 3) return (r % 2) ? -0.0f : 0.0f;
   if (nan && i % 101 == 5 && static_cast<int>((i / 101) % static_cast<uint64_t>(nranks)) == r) {
@@ -75,7 +76,9 @@ inline float value(int r, uint64_t i, Op op, uint64_t seed, bool nan) {
 // Stores a float as an element of the type (bf16 and fp16 round to nearest even).
 inline void store(const Type& t, float f, void* dst) {
   switch (t.dtype) {
-    case DType::kFp32: std::memcpy(dst, &f, 4); break;
+    case DType::kFp32:
+      std::memcpy(dst, &f, 4);
+      break;
     case DType::kFp64: {
       const double d = f;
       std::memcpy(dst, &d, 8);
@@ -96,10 +99,26 @@ inline void store(const Type& t, float f, void* dst) {
 
 inline double as_double(const Type& t, const void* p) {
   switch (t.dtype) {
-    case DType::kFp32: { float f; std::memcpy(&f, p, 4); return f; }
-    case DType::kFp64: { double d; std::memcpy(&d, p, 8); return d; }
-    case DType::kBf16: { uint16_t h; std::memcpy(&h, p, 2); return reduce::bf16_to_f32(h); }
-    default: { uint16_t h; std::memcpy(&h, p, 2); return reduce::fp16_to_f32(h); }
+    case DType::kFp32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DType::kFp64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case DType::kBf16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return reduce::bf16_to_f32(h);
+    }
+    default: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return reduce::fp16_to_f32(h);
+    }
   }
 }
 
@@ -131,33 +150,50 @@ void fold_all(const std::vector<std::vector<uint8_t>>& in, uint64_t count, uint8
 template <DType T>
 void fold_op(Op op, const std::vector<std::vector<uint8_t>>& in, uint64_t count, uint8_t* out) {
   switch (op) {
-    case Op::kSum: fold_all<T, Op::kSum>(in, count, out); break;
-    case Op::kProd: fold_all<T, Op::kProd>(in, count, out); break;
-    case Op::kMin: fold_all<T, Op::kMin>(in, count, out); break;
-    case Op::kMax: fold_all<T, Op::kMax>(in, count, out); break;
+    case Op::kSum:
+      fold_all<T, Op::kSum>(in, count, out);
+      break;
+    case Op::kProd:
+      fold_all<T, Op::kProd>(in, count, out);
+      break;
+    case Op::kMin:
+      fold_all<T, Op::kMin>(in, count, out);
+      break;
+    case Op::kMax:
+      fold_all<T, Op::kMax>(in, count, out);
+      break;
   }
 }
 
 inline std::vector<uint8_t> expected_fold(const Type& t, Op op,
-                                          const std::vector<std::vector<uint8_t>>& in, uint64_t count) {
+                                          const std::vector<std::vector<uint8_t>>& in,
+                                          uint64_t count) {
   std::vector<uint8_t> out(count * t.bytes);
   switch (t.dtype) {
-    case DType::kFp32: fold_op<DType::kFp32>(op, in, count, out.data()); break;
-    case DType::kFp64: fold_op<DType::kFp64>(op, in, count, out.data()); break;
-    case DType::kBf16: fold_op<DType::kBf16>(op, in, count, out.data()); break;
-    default: fold_op<DType::kFp16>(op, in, count, out.data()); break;
+    case DType::kFp32:
+      fold_op<DType::kFp32>(op, in, count, out.data());
+      break;
+    case DType::kFp64:
+      fold_op<DType::kFp64>(op, in, count, out.data());
+      break;
+    case DType::kBf16:
+      fold_op<DType::kBf16>(op, in, count, out.data());
+      break;
+    default:
+      fold_op<DType::kFp16>(op, in, count, out.data());
+      break;
   }
   return out;
 }
 
 // Whether `got` is within floating-point tolerance of the exact result of the inputs (computed in
 // double precision): SUM within (P - 1) accumulation roundings of sum |x| plus the final rounding,
-// PROD within as many relative roundings, MIN and MAX equal (+0 and -0 alike). Elements with a NaN input are not
-// checked here (the fold comparison covers them).
+// PROD within as many relative roundings, MIN and MAX equal (+0 and -0 alike). Elements with a NaN
+// input are not checked here (the fold comparison covers them).
 inline int tolerance_failures(const Type& t, Op op, const std::vector<std::vector<uint8_t>>& in,
                               uint64_t count, const uint8_t* got) {
   const double u_acc = t.dtype == DType::kFp64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
-  const double u_out = t.dtype == DType::kBf16 ? std::ldexp(1.0, -8)
+  const double u_out = t.dtype == DType::kBf16   ? std::ldexp(1.0, -8)
                        : t.dtype == DType::kFp16 ? std::ldexp(1.0, -11)
                                                  : 0.0;
   const double p = static_cast<double>(in.size());
@@ -168,11 +204,16 @@ inline int tolerance_failures(const Type& t, Op op, const std::vector<std::vecto
     for (size_t r = 0; r < in.size(); ++r) {
       const double x = as_double(t, in[r].data() + i * t.bytes);
       nan = nan || std::isnan(x);
-      if (r == 0) ref = x, mag = std::fabs(x);
-      else if (op == Op::kSum) ref += x, mag += std::fabs(x);
-      else if (op == Op::kProd) ref *= x;
-      else if (op == Op::kMin) ref = std::fmin(ref, x);
-      else ref = std::fmax(ref, x);
+      if (r == 0)
+        ref = x, mag = std::fabs(x);
+      else if (op == Op::kSum)
+        ref += x, mag += std::fabs(x);
+      else if (op == Op::kProd)
+        ref *= x;
+      else if (op == Op::kMin)
+        ref = std::fmin(ref, x);
+      else
+        ref = std::fmax(ref, x);
     }
     if (nan) continue;
     const double y = as_double(t, got + i * t.bytes);
@@ -182,7 +223,8 @@ inline int tolerance_failures(const Type& t, Op op, const std::vector<std::vecto
     if (op == Op::kProd) bound = (2 * (p - 1) * u_acc * 1.01 + u_out) * std::fabs(ref);
     if (!(std::fabs(y - ref) <= bound)) {
       if (bad++ < 3) {
-        std::fprintf(stderr, "rank %d: %s element %" PRIu64 ": %.17g, expected %.17g (bound %.3g)\n", rank,
+        std::fprintf(stderr,
+                     "rank %d: %s element %" PRIu64 ": %.17g, expected %.17g (bound %.3g)\n", rank,
                      t.name, i, y, ref, bound);
       }
     }
@@ -214,7 +256,8 @@ inline MPI_Datatype lookup_type(const char* symbol) {
 // The types under test: MPI_FLOAT and MPI_DOUBLE, and MPIZIP_BF16 and MPIZIP_FP16 when MPIZip is
 // loaded (`mpizip`).
 inline std::vector<Type> test_types(bool mpizip) {
-  std::vector<Type> types = {{"float", DType::kFp32, MPI_FLOAT, 4}, {"double", DType::kFp64, MPI_DOUBLE, 8}};
+  std::vector<Type> types = {{"float", DType::kFp32, MPI_FLOAT, 4},
+                             {"double", DType::kFp64, MPI_DOUBLE, 8}};
   if (mpizip) {
     types.push_back({"bf16", DType::kBf16, lookup_type("MPIZip_bf16"), 2});
     types.push_back({"fp16", DType::kFp16, lookup_type("MPIZip_fp16"), 2});

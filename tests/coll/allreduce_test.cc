@@ -1,11 +1,13 @@
-// MPI_Allreduce and MPI_Iallreduce under MPIZip, on host buffers, driven by tests/coll/allreduce.sh.
-// For every type (MPI_FLOAT, MPI_DOUBLE, MPIZIP_BF16, MPIZIP_FP16), op (MPI_SUM, MPI_PROD, MPI_MIN,
-// MPI_MAX) and count (0, 1, P-1, P+1, a count not divisible by P, and 1000003 for some), out of place
-// and in place, it checks that the result:
+// MPI_Allreduce and MPI_Iallreduce under MPIZip, on host buffers, driven by
+// tests/coll/allreduce.sh. For every type (MPI_FLOAT, MPI_DOUBLE, MPIZIP_BF16, MPIZIP_FP16), op
+// (MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX) and count (0, 1, P-1, P+1, a count not divisible by P, and
+// 1000003 for some), out of place and in place, it checks that the result:
 //   - is the same, bit for bit, on every rank;
-//   - lies within floating-point tolerance of a double-precision reference computed on the host (MIN
+//   - lies within floating-point tolerance of a double-precision reference computed on the host
+//   (MIN
 //     and MAX: equal to it);
-//   - where MPIZip's two-shot runs (--twoshot-from BYTES: calls of at least BYTES, and every bf16 and
+//   - where MPIZip's two-shot runs (--twoshot-from BYTES: calls of at least BYTES, and every bf16
+//   and
 //     fp16 call), is bit for bit the rank-order fold of kernels/reduce.h, NaN and signed zeros
 //     included, and the same in place as out of place.
 // With --hashes FILE, rank 0 writes one line per case with a hash of the result, which the script
@@ -22,7 +24,8 @@ namespace {
 using namespace allreduce_check;
 
 struct Options {
-  uint64_t twoshot_from = ~uint64_t{0};  // bytes from which float and double calls take the two-shot
+  uint64_t twoshot_from =
+      ~uint64_t{0};  // bytes from which float and double calls take the two-shot
   FILE* hashes = nullptr;
   bool mismatch = false;
   bool mpizip = false;  // MPIZip is loaded (bf16 and fp16 exist)
@@ -39,7 +42,8 @@ bool twoshot(const Type& t, uint64_t count) {
 
 // One case: out of place and in place, checked as the header says.
 void run_case(const Type& t, const OpInfo& o, uint64_t count, MPI_Comm comm) {
-  const uint64_t seed = mix(count * 131 + static_cast<uint64_t>(o.op) * 7 + static_cast<uint64_t>(t.dtype));
+  const uint64_t seed =
+      mix(count * 131 + static_cast<uint64_t>(o.op) * 7 + static_cast<uint64_t>(t.dtype));
   const bool exact = twoshot(t, count);
   std::vector<std::vector<uint8_t>> in(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) in[r] = inputs_of(t, r, count, o.op, seed, exact);
@@ -49,11 +53,13 @@ void run_case(const Type& t, const OpInfo& o, uint64_t count, MPI_Comm comm) {
   int rc = MPI_Allreduce(in[rank].data(), out.data(), n, t.mpi, o.mpi, comm);
   CHECK(rc == MPI_SUCCESS, "%s %s count %d: MPI_Allreduce returned %d", t.name, o.name, n, rc);
   rc = MPI_Allreduce(MPI_IN_PLACE, inplace.data(), n, t.mpi, o.mpi, comm);
-  CHECK(rc == MPI_SUCCESS, "%s %s count %d: in-place MPI_Allreduce returned %d", t.name, o.name, n, rc);
-  CHECK(out.back() == 0xA5 && inplace.back() == 0xA5, "%s %s count %d: wrote past the buffer", t.name,
-        o.name, n);
+  CHECK(rc == MPI_SUCCESS, "%s %s count %d: in-place MPI_Allreduce returned %d", t.name, o.name, n,
+        rc);
+  CHECK(out.back() == 0xA5 && inplace.back() == 0xA5, "%s %s count %d: wrote past the buffer",
+        t.name, o.name, n);
   const uint64_t h = fnv1a(out.data(), count * t.bytes);
-  CHECK(same_on_all_ranks(h, comm), "%s %s count %d: results differ across ranks", t.name, o.name, n);
+  CHECK(same_on_all_ranks(h, comm), "%s %s count %d: results differ across ranks", t.name, o.name,
+        n);
   CHECK(same_on_all_ranks(fnv1a(inplace.data(), count * t.bytes), comm),
         "%s %s count %d: in-place results differ across ranks", t.name, o.name, n);
   int bad = tolerance_failures(t, o.op, in, count, out.data());
@@ -94,7 +100,8 @@ void overlapped(const Type& t, uint64_t count, MPI_Comm comm) {
   const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
   std::vector<float> send(1 << 16), recv(1 << 16);
   for (int round = 0; round < 8; ++round) {
-    for (size_t i = 0; i < send.size(); ++i) send[i] = static_cast<float>(rank * 1000 + round) + i * 0.5f;
+    for (size_t i = 0; i < send.size(); ++i)
+      send[i] = static_cast<float>(rank * 1000 + round) + i * 0.5f;
     MPI_Sendrecv(send.data(), static_cast<int>(send.size()), MPI_FLOAT, next, round, recv.data(),
                  static_cast<int>(recv.size()), MPI_FLOAT, prev, round, comm, MPI_STATUS_IGNORE);
     bool okay = true;
@@ -109,8 +116,10 @@ void overlapped(const Type& t, uint64_t count, MPI_Comm comm) {
     CHECK(ra == want_a, "%s: MPI_Iallreduce (sum) differs from MPI_Allreduce", t.name);
     CHECK(rb == want_b, "%s: MPI_Iallreduce (max) differs from MPI_Allreduce", t.name);
   } else {
-    CHECK(tolerance_failures(t, sum.op, a, count, ra.data()) == 0, "%s: MPI_Iallreduce (sum) wrong", t.name);
-    CHECK(tolerance_failures(t, max.op, b, count, rb.data()) == 0, "%s: MPI_Iallreduce (max) wrong", t.name);
+    CHECK(tolerance_failures(t, sum.op, a, count, ra.data()) == 0, "%s: MPI_Iallreduce (sum) wrong",
+          t.name);
+    CHECK(tolerance_failures(t, max.op, b, count, rb.data()) == 0, "%s: MPI_Iallreduce (max) wrong",
+          t.name);
   }
 }
 
@@ -140,13 +149,15 @@ void mismatches(const Type& bf16, MPI_Comm world) {
     const int rc = MPI_Allreduce(in.data(), out.data(), c.count, c.type, c.op, comm);
     int cls = MPI_SUCCESS;
     if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
-    CHECK(cls == c.error_class, "mismatched %s: error class %d, expected %d", c.what, cls, c.error_class);
+    CHECK(cls == c.error_class, "mismatched %s: error class %d, expected %d", c.what, cls,
+          c.error_class);
   }
   const std::vector<uint8_t> a = inputs_of(bf16, rank, n, Op::kSum, 7, false);
   std::vector<uint8_t> r(a.size());
   const int rc = MPI_Allreduce(a.data(), r.data(), n, bf16.mpi, MPI_SUM, comm);
   CHECK(rc == MPI_SUCCESS, "MPI_Allreduce after the errors returned %d", rc);
-  CHECK(same_on_all_ranks(fnv1a(r.data(), r.size()), comm), "results after the errors differ across ranks");
+  CHECK(same_on_all_ranks(fnv1a(r.data(), r.size()), comm),
+        "results after the errors differ across ranks");
   MPI_Comm_free(&comm);
 }
 
@@ -159,9 +170,12 @@ int main(int argc, char** argv) {
   const char* hashes = nullptr;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--twoshot-from" && i + 1 < argc) opt.twoshot_from = std::strtoull(argv[++i], nullptr, 10);
-    else if (a == "--hashes" && i + 1 < argc) hashes = argv[++i];
-    else if (a == "--mismatch") opt.mismatch = true;
+    if (a == "--twoshot-from" && i + 1 < argc)
+      opt.twoshot_from = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--hashes" && i + 1 < argc)
+      hashes = argv[++i];
+    else if (a == "--mismatch")
+      opt.mismatch = true;
   }
   opt.mpizip = mpizip_active();
   if (hashes != nullptr && rank == 0) opt.hashes = std::fopen(hashes, "w");
@@ -186,7 +200,8 @@ int main(int argc, char** argv) {
   if (opt.hashes != nullptr) std::fclose(opt.hashes);
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("allreduce_test: %d ranks, %s\n", nranks, total == 0 ? "passed" : "FAILED");
+  if (rank == 0)
+    std::printf("allreduce_test: %d ranks, %s\n", nranks, total == 0 ? "passed" : "FAILED");
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }

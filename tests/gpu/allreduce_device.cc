@@ -1,13 +1,13 @@
-// MPI_Allreduce and MPI_Iallreduce on device buffers, 2 to 4 ranks sharing one GPU, under MPIZip with
-// every call on the two-shot (MPIZIP_ALLREDUCE=twoshot), driven by tests/gpu/allreduce_device.sh.
-// Placements: every rank's buffers on the device; even ranks on the device and odd ranks on the host;
-// rank 0 with a host input and a device output (the others on the device). For every type, op and
-// count (0, 1, P-1, P+1, a count not divisible by P; 1000003 and 16 Mi for SUM), out of place and in
-// place, the result must be the same on every rank, bit for bit the rank-order fold of
-// kernels/reduce.h (which a host rank computes with the CPU reduce, so host and device ranks agree),
-// and within tolerance of a double-precision reference. MPI_Iallreduce runs overlapped with device
-// point-to-point traffic. --hashes FILE: rank 0 writes a hash per case, which the script compares
-// between compressed and uncompressed runs. Exits 77 without a GPU.
+// MPI_Allreduce and MPI_Iallreduce on device buffers, 2 to 4 ranks sharing one GPU, under MPIZip
+// with every call on the two-shot (MPIZIP_ALLREDUCE=twoshot), driven by
+// tests/gpu/allreduce_device.sh. Placements: every rank's buffers on the device; even ranks on the
+// device and odd ranks on the host; rank 0 with a host input and a device output (the others on the
+// device). For every type, op and count (0, 1, P-1, P+1, a count not divisible by P; 1000003 and 16
+// Mi for SUM), out of place and in place, the result must be the same on every rank, bit for bit
+// the rank-order fold of kernels/reduce.h (which a host rank computes with the CPU reduce, so host
+// and device ranks agree), and within tolerance of a double-precision reference. MPI_Iallreduce
+// runs overlapped with device point-to-point traffic. --hashes FILE: rank 0 writes a hash per case,
+// which the script compares between compressed and uncompressed runs. Exits 77 without a GPU.
 #include <cuda_runtime.h>
 
 #include <cstdlib>
@@ -34,12 +34,16 @@ const char* placement_name(Placement p) {
 class Buffer {
  public:
   Buffer(size_t bytes, bool device) : bytes_(bytes), device_(device) {
-    if (device_) cuda_check(cudaMalloc(&p_, bytes ? bytes : 1), "cudaMalloc");
-    else p_ = std::malloc(bytes ? bytes : 1);
+    if (device_)
+      cuda_check(cudaMalloc(&p_, bytes ? bytes : 1), "cudaMalloc");
+    else
+      p_ = std::malloc(bytes ? bytes : 1);
   }
   ~Buffer() {
-    if (device_) cudaFree(p_);
-    else std::free(p_);
+    if (device_)
+      cudaFree(p_);
+    else
+      std::free(p_);
   }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -64,8 +68,12 @@ FILE* g_hashes = nullptr;
 // Where this rank's input and output live under a placement.
 void where(Placement p, bool* in_device, bool* out_device) {
   switch (p) {
-    case Placement::kDevice: *in_device = *out_device = true; break;
-    case Placement::kMixed: *in_device = *out_device = rank % 2 == 0; break;
+    case Placement::kDevice:
+      *in_device = *out_device = true;
+      break;
+    case Placement::kMixed:
+      *in_device = *out_device = rank % 2 == 0;
+      break;
     case Placement::kCross:
       *in_device = rank != 0;
       *out_device = true;
@@ -74,7 +82,8 @@ void where(Placement p, bool* in_device, bool* out_device) {
 }
 
 void run_case(Placement pl, const Type& t, const OpInfo& o, uint64_t count) {
-  const uint64_t seed = mix(count * 131 + static_cast<uint64_t>(o.op) * 7 + static_cast<uint64_t>(t.dtype));
+  const uint64_t seed =
+      mix(count * 131 + static_cast<uint64_t>(o.op) * 7 + static_cast<uint64_t>(t.dtype));
   std::vector<std::vector<uint8_t>> in(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) in[r] = inputs_of(t, r, count, o.op, seed, true);
   const size_t bytes = count * t.bytes;
@@ -86,24 +95,26 @@ void run_case(Placement pl, const Type& t, const OpInfo& o, uint64_t count) {
   inplace.upload(in[rank]);
   const int n = static_cast<int>(count);
   int rc = MPI_Allreduce(send.get(), recv.get(), n, t.mpi, o.mpi, MPI_COMM_WORLD);
-  CHECK(rc == MPI_SUCCESS, "%s %s %s count %d: MPI_Allreduce returned %d", placement_name(pl), t.name,
-        o.name, n, rc);
-  rc = MPI_Allreduce(MPI_IN_PLACE, inplace.get(), n, t.mpi, o.mpi, MPI_COMM_WORLD);
-  CHECK(rc == MPI_SUCCESS, "%s %s %s count %d: in-place MPI_Allreduce returned %d", placement_name(pl),
+  CHECK(rc == MPI_SUCCESS, "%s %s %s count %d: MPI_Allreduce returned %d", placement_name(pl),
         t.name, o.name, n, rc);
+  rc = MPI_Allreduce(MPI_IN_PLACE, inplace.get(), n, t.mpi, o.mpi, MPI_COMM_WORLD);
+  CHECK(rc == MPI_SUCCESS, "%s %s %s count %d: in-place MPI_Allreduce returned %d",
+        placement_name(pl), t.name, o.name, n, rc);
   const std::vector<uint8_t> got = recv.download(), got_inplace = inplace.download();
   const uint64_t h = fnv1a(got.data(), bytes);
   CHECK(same_on_all_ranks(h, MPI_COMM_WORLD), "%s %s %s count %d: results differ across ranks",
         placement_name(pl), t.name, o.name, n);
   const std::vector<uint8_t> want = expected_fold(t, o.op, in, count);
-  CHECK(got == want, "%s %s %s count %d: not the rank-order fold", placement_name(pl), t.name, o.name, n);
-  CHECK(got_inplace == want, "%s %s %s count %d: in place, not the rank-order fold", placement_name(pl),
-        t.name, o.name, n);
+  CHECK(got == want, "%s %s %s count %d: not the rank-order fold", placement_name(pl), t.name,
+        o.name, n);
+  CHECK(got_inplace == want, "%s %s %s count %d: in place, not the rank-order fold",
+        placement_name(pl), t.name, o.name, n);
   const int bad = tolerance_failures(t, o.op, in, count, got.data());
-  CHECK(bad == 0, "%s %s %s count %d: %d elements outside tolerance", placement_name(pl), t.name, o.name,
-        n, bad);
+  CHECK(bad == 0, "%s %s %s count %d: %d elements outside tolerance", placement_name(pl), t.name,
+        o.name, n, bad);
   if (g_hashes != nullptr && rank == 0) {
-    std::fprintf(g_hashes, "%s %s %s %d %016" PRIx64 "\n", placement_name(pl), t.name, o.name, n, h);
+    std::fprintf(g_hashes, "%s %s %s %d %016" PRIx64 "\n", placement_name(pl), t.name, o.name, n,
+                 h);
   }
 }
 
@@ -115,8 +126,8 @@ void overlapped(const Type& t, uint64_t count) {
   Buffer send(bytes, true), recv(bytes, true);
   send.upload(in[rank]);
   MPI_Request req;
-  int rc = MPI_Iallreduce(send.get(), recv.get(), static_cast<int>(count), t.mpi, MPI_SUM, MPI_COMM_WORLD,
-                          &req);
+  int rc = MPI_Iallreduce(send.get(), recv.get(), static_cast<int>(count), t.mpi, MPI_SUM,
+                          MPI_COMM_WORLD, &req);
   CHECK(rc == MPI_SUCCESS, "MPI_Iallreduce returned %d", rc);
   const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
   const size_t n = 1 << 18;
@@ -125,18 +136,19 @@ void overlapped(const Type& t, uint64_t count) {
   for (int round = 0; round < 4; ++round) {
     for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(rank * 1000 + round) + i * 0.25f;
     cuda_check(cudaMemcpy(out.get(), v.data(), n * 4, cudaMemcpyHostToDevice), "upload");
-    MPI_Sendrecv(out.get(), static_cast<int>(n), MPI_FLOAT, next, round, back.get(), static_cast<int>(n),
-                 MPI_FLOAT, prev, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(out.get(), static_cast<int>(n), MPI_FLOAT, next, round, back.get(),
+                 static_cast<int>(n), MPI_FLOAT, prev, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     cuda_check(cudaMemcpy(v.data(), back.get(), n * 4, cudaMemcpyDeviceToHost), "download");
     bool okay = true;
-    for (size_t i = 0; i < n; ++i) okay = okay && v[i] == static_cast<float>(prev * 1000 + round) + i * 0.25f;
+    for (size_t i = 0; i < n; ++i)
+      okay = okay && v[i] == static_cast<float>(prev * 1000 + round) + i * 0.25f;
     CHECK(okay, "device point-to-point data wrong while MPI_Iallreduce runs (round %d)", round);
   }
   rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
   CHECK(rc == MPI_SUCCESS, "MPI_Wait returned %d", rc);
   const std::vector<uint8_t> got = recv.download();
-  CHECK(got == expected_fold(t, Op::kSum, in, count), "%s: MPI_Iallreduce is not the rank-order fold",
-        t.name);
+  CHECK(got == expected_fold(t, Op::kSum, in, count),
+        "%s: MPI_Iallreduce is not the rank-order fold", t.name);
 }
 
 }  // namespace
@@ -158,7 +170,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--hashes" && i + 1 < argc && rank == 0) g_hashes = std::fopen(argv[++i], "w");
+    if (std::string(argv[i]) == "--hashes" && i + 1 < argc && rank == 0)
+      g_hashes = std::fopen(argv[++i], "w");
   }
   const std::vector<Type> types = test_types(true);
   const uint64_t p = static_cast<uint64_t>(nranks);
@@ -177,7 +190,8 @@ int main(int argc, char** argv) {
   if (g_hashes != nullptr) std::fclose(g_hashes);
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("allreduce_device: %d ranks, %s\n", nranks, total == 0 ? "passed" : "FAILED");
+  if (rank == 0)
+    std::printf("allreduce_device: %d ranks, %s\n", nranks, total == 0 ? "passed" : "FAILED");
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }

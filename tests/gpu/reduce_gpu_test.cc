@@ -1,6 +1,7 @@
-// The GPU reduce (kernels/reduce_gpu.h) against the CPU reduce (kernels/reduce_cpu.h): bit for bit on
-// every type and op, with NaNs, infinities, signed zeros and subnormals in the data, 2 to 64 inputs,
-// aligned and unaligned buffers, vector tails, and in place. Exits 77 (skipped) without a GPU.
+// The GPU reduce (kernels/reduce_gpu.h) against the CPU reduce (kernels/reduce_cpu.h): bit for bit
+// on every type and op, with NaNs, infinities, signed zeros and subnormals in the data, 2 to 64
+// inputs, aligned and unaligned buffers, vector tails, and in place. Exits 77 (skipped) without a
+// GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -36,10 +37,18 @@ std::vector<uint8_t> input(DType t, int r, uint64_t count) {
       uint32_t u;
       std::memcpy(&u, &f, 4);
       switch (t) {
-        case DType::kBf16: bits = reduce::f32_to_bf16(f); break;
-        case DType::kFp16: bits = reduce::f32_to_fp16(f); break;
-        case DType::kFp32: bits = u; break;
-        default: std::memcpy(&bits, &d, 8); break;
+        case DType::kBf16:
+          bits = reduce::f32_to_bf16(f);
+          break;
+        case DType::kFp16:
+          bits = reduce::f32_to_fp16(f);
+          break;
+        case DType::kFp32:
+          bits = u;
+          break;
+        default:
+          std::memcpy(&bits, &d, 8);
+          break;
       }
     }
     std::memcpy(v.data() + i * eb, &bits, eb);
@@ -48,8 +57,9 @@ std::vector<uint8_t> input(DType t, int r, uint64_t count) {
 }
 
 void check(DType t, Op op, int n, uint64_t count, size_t misalign, bool in_place) {
-  SCOPED_TRACE(testing::Message() << "dtype " << int(t) << " op " << int(op) << " inputs " << n << " count "
-                                  << count << " misalign " << misalign << (in_place ? " in place" : ""));
+  SCOPED_TRACE(testing::Message() << "dtype " << int(t) << " op " << int(op) << " inputs " << n
+                                  << " count " << count << " misalign " << misalign
+                                  << (in_place ? " in place" : ""));
   const size_t eb = format::elem_bytes(t), bytes = count * eb;
   std::vector<std::vector<uint8_t>> host;
   std::vector<const void*> cpu_in, gpu_in;
@@ -83,8 +93,8 @@ TEST(ReduceGpu, MatchesTheCpuBitForBit) {
     for (Op op : {Op::kSum, Op::kProd, Op::kMin, Op::kMax}) {
       for (int n : {2, 3, 8, 64}) check(t, op, n, 100003, 0, false);
       check(t, op, 4, 1, 0, false);
-      check(t, op, 4, 17, 1, false);      // unaligned: the element path
-      check(t, op, 5, 65537, 0, true);    // in place over the first input
+      check(t, op, 4, 17, 1, false);    // unaligned: the element path
+      check(t, op, 5, 65537, 0, true);  // in place over the first input
     }
   }
 }
@@ -95,9 +105,11 @@ TEST(ReduceGpu, RejectsBadArguments) {
   ASSERT_EQ(cudaMalloc(&d, 64), cudaSuccess);
   in[0] = d;
   EXPECT_EQ(gpu::reduce(DType::kFp32, Op::kSum, in, 0, d, 4, 0, nullptr), Status::kInvalidArgument);
-  EXPECT_EQ(gpu::reduce(DType::kFp32, Op::kSum, in, 65, d, 4, 0, nullptr), Status::kInvalidArgument);
+  EXPECT_EQ(gpu::reduce(DType::kFp32, Op::kSum, in, 65, d, 4, 0, nullptr),
+            Status::kInvalidArgument);
   EXPECT_EQ(gpu::reduce(DType::kE5m2, Op::kSum, in, 1, d, 4, 0, nullptr), Status::kInvalidArgument);
-  EXPECT_EQ(gpu::reduce(DType::kFp32, static_cast<Op>(0), in, 1, d, 4, 0, nullptr), Status::kInvalidArgument);
+  EXPECT_EQ(gpu::reduce(DType::kFp32, static_cast<Op>(0), in, 1, d, 4, 0, nullptr),
+            Status::kInvalidArgument);
   cudaFree(d);
 }
 

@@ -1,13 +1,23 @@
 #!/bin/sh
-# Device-buffer point-to-point under MPIZip on 2, 3 and 4 ranks sharing the GPU: up to 1 GB on 2
-# ranks, compressed with the default threshold and with compression forced on every message.
-# Skipped (77) where there is no GPU.
+# Device-buffer point-to-point under MPIZip on 2, 3 and 4 ranks sharing the GPU, through every
+# path: same node (CUDA IPC, uncompressed), and with every rank its own node (compressed at the
+# default threshold and on every message, split-send and encode-then-send, over the MPI library and
+# over the emulated link). Up to 1 GB on 2 ranks. Skipped (77) where there is no GPU.
 . "$MPIZIP_SRCDIR/tests/mpi/lib.sh"
 prog="$MPIZIP_BUILDDIR/tests/gpu/p2p_device"
-"$prog" >/dev/null 2>&1; [ $? = 77 ] && exit 77
+"$prog" --gpu-present >/dev/null 2>&1 || exit 77
 max=${MPIZIP_P2P_MAX_BYTES:-1073741824}
 for np in 2 3 4; do
-  m=$([ "$np" = 2 ] && echo "$max" || echo 16777216)
-  run_mpi mpizip "$np" "$prog" "$m" || fail "$np ranks"
-  MPIZIP_TEST_ENV="MPIZIP_MIN_BYTES=0" run_mpi mpizip "$np" "$prog" "$m" || fail "$np ranks, forced"
+  big=$([ "$np" = 2 ] && echo "$max" || echo 16777216)
+  for env in "" \
+             "MPIZIP_FORCE_INTERNODE=1" \
+             "MPIZIP_FORCE_INTERNODE=1 MPIZIP_MIN_BYTES=0" \
+             "MPIZIP_FORCE_INTERNODE=1 MPIZIP_P2P_PIPELINE=encode-then-send" \
+             "MPIZIP_FORCE_INTERNODE=1 MPIZIP_TRANSPORT=emulated MPIZIP_EMU_GBPS=47"; do
+    m=$big
+    [ -n "$env" ] && [ "$m" -gt 67108864 ] && [ "$env" != "MPIZIP_FORCE_INTERNODE=1" ] && m=67108864
+    echo "== $np ranks, up to $m bytes: ${env:-defaults}"
+    MPIZIP_TEST_ENV="$env" timeout 300 sh -c '. "$MPIZIP_SRCDIR/tests/mpi/lib.sh"; run_mpi mpizip "$@"' \
+      run "$np" "$prog" "$m" || fail "$np ranks, ${env:-defaults}"
+  done
 done

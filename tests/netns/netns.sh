@@ -41,6 +41,7 @@ netns_run() {
   if [ "$1" = --pml ]; then pml=$2; shift 2; fi
   np=$1 max=$2
   label="$what, $np ranks, pml $pml, link $link"
+  start=$(date +%s)
   if [ "$what" = plain ]; then
     timeout -k 10 120 env MPIRUN_NETNS_BIN="$MPIRUN" "$here/mpirun.sh" --pml "$pml" -np "$np" \
       "$prog" "$max" > "$out" 2>&1 || { cat "$out"; fail "$label"; }
@@ -51,7 +52,7 @@ netns_run() {
     grep -q '^\[mpizip 1\] stats: .*received bf16 messages=[0-9]* compressed=[1-9]' "$out" ||
       { cat "$out"; fail "$label: no compressed bf16 message reached rank 1"; }
   fi
-  grep '^p2p_semantics: ok' "$out" | sed "s/\$/ [$label]/"
+  grep '^p2p_semantics: ok' "$out" | sed "s/\$/ [$label; $(($(date +%s) - start)) s]/"
 }
 
 link=unlimited

@@ -12,11 +12,12 @@
 namespace mpizip::coll {
 namespace {
 
-// Shards tile [0, count) in rank order, start 16-byte aligned, differ by at most one unit (which may
-// be the short last one); pieces
-// tile each shard in order, none larger than the piece size, and pieces() covers the largest shard.
+// Shards tile [0, count) in rank order, start 16-byte aligned, differ by at most one unit (which
+// may be the short last one); pieces tile each shard in order, none larger than the piece size, and
+// pieces() covers the largest shard.
 void check_plan(uint64_t count, size_t eb, int p, uint64_t piece) {
-  SCOPED_TRACE(testing::Message() << "count " << count << " eb " << eb << " ranks " << p << " piece " << piece);
+  SCOPED_TRACE(testing::Message() << "count " << count << " eb " << eb << " ranks " << p
+                                  << " piece " << piece);
   const Plan plan(count, eb, p, piece);
   const uint64_t unit = plan.unit();
   EXPECT_EQ(unit, 16 / eb);
@@ -93,7 +94,8 @@ TEST(CollPlan, PieceSizeRoundsDownToTheUnit) {
 }
 
 TEST(CollWire, HelloRoundTrip) {
-  const Hello h = make_hello(format::DType::kBf16, kernels::reduce::Op::kMax, 12345, 4096, 77, kHelloCompress, 1 << 20);
+  const Hello h = make_hello(format::DType::kBf16, kernels::reduce::Op::kMax, 12345, 4096, 77,
+                             kHelloCompress, 1 << 20);
   Hello back;
   ASSERT_TRUE(parse_hello(&h, kHelloBytes, &back));
   EXPECT_EQ(back.dtype, format::DType::kBf16);
@@ -124,8 +126,9 @@ TEST(CollWire, DisagreementsInOrderOfPrecedence) {
   // The sender's compression choice is not an argument: it may differ.
   EXPECT_EQ(compare_hello(mine, make_hello(format::DType::kFp32, Op::kSum, 100, 8, 5, 0, 64)),
             Disagreement::kNone);
-  EXPECT_EQ(compare_hello(mine, make_hello(format::DType::kFp64, Op::kSum, 100, 8, 5, kHelloFailed, 0)),
-            Disagreement::kFailed);
+  EXPECT_EQ(
+      compare_hello(mine, make_hello(format::DType::kFp64, Op::kSum, 100, 8, 5, kHelloFailed, 0)),
+      Disagreement::kFailed);
   EXPECT_EQ(compare_hello(mine, make_hello(format::DType::kFp64, Op::kMax, 99, 8, 5, 0, 0)),
             Disagreement::kType);
   EXPECT_EQ(compare_hello(mine, make_hello(format::DType::kFp32, Op::kMax, 99, 8, 5, 0, 0)),

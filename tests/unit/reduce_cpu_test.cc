@@ -17,8 +17,9 @@ using reduce::Op;
 
 float f32(uint32_t u) { return reduce::f32_from_bits(u); }
 
-// bf16 reference: the nearer of the two bf16 values around f (truncated and the next one up), ties to
-// the even one; the value past the largest finite one is infinity, taken as 2^128 for the distance.
+// bf16 reference: the nearer of the two bf16 values around f (truncated and the next one up), ties
+// to the even one; the value past the largest finite one is infinity, taken as 2^128 for the
+// distance.
 uint16_t bf16_reference(float f) {
   const uint32_t u = reduce::f32_bits(f);
   const uint32_t sign = u & 0x80000000u, mag = u & 0x7FFFFFFFu;
@@ -39,7 +40,8 @@ TEST(ReduceMath, Bf16RoundsToNearestEven) {
     ASSERT_EQ(reduce::f32_to_bf16(f), bf16_reference(f)) << std::hex << u;
   }
   // Ties, around them, and the edges.
-  for (uint32_t hi : {0x3F80u, 0x3F81u, 0x0000u, 0x0001u, 0x7F7Eu, 0x7F7Fu, 0x8000u, 0xBF80u, 0xFF7Fu}) {
+  for (uint32_t hi :
+       {0x3F80u, 0x3F81u, 0x0000u, 0x0001u, 0x7F7Eu, 0x7F7Fu, 0x8000u, 0xBF80u, 0xFF7Fu}) {
     for (uint32_t low : {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu}) {
       const float f = f32(hi << 16 | low);
       ASSERT_EQ(reduce::f32_to_bf16(f), bf16_reference(f)) << std::hex << (hi << 16 | low);
@@ -86,8 +88,9 @@ TEST(ReduceMath, Fp16MatchesIeee) {
   // Every exponent where fp16 results are normal, subnormal, or round to zero or infinity, with
   // mantissas at and around the rounding points.
   for (uint32_t e = 0x60; e <= 0x90; ++e) {
-    for (uint32_t m : {0x000000u, 0x000001u, 0x000FFFu, 0x001000u, 0x001001u, 0x002000u, 0x003000u,
-                       0x3FF000u, 0x400000u, 0x7FE000u, 0x7FF000u, 0x7FFFFFu, 0x0FFFFFu, 0x100000u}) {
+    for (uint32_t m :
+         {0x000000u, 0x000001u, 0x000FFFu, 0x001000u, 0x001001u, 0x002000u, 0x003000u, 0x3FF000u,
+          0x400000u, 0x7FE000u, 0x7FF000u, 0x7FFFFFu, 0x0FFFFFu, 0x100000u}) {
       check(e << 23 | m);
       check(0x80000000u | e << 23 | m);
     }
@@ -114,10 +117,12 @@ TEST(ReduceCpu, Bf16SumsInFp32AndRoundsOnce) {
   // 1 + 2^-8 + 2^-8: rounding after each step would give 1 twice (ties to even); one rounding of
   // the fp32 sum gives 1 + 2^-7.
   const uint16_t one = bf16(1.0f), tiny = bf16(std::ldexp(1.0f, -8));
-  EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kSum, {one, tiny, tiny}), bf16(1.0f + std::ldexp(1.0f, -7)));
+  EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kSum, {one, tiny, tiny}),
+            bf16(1.0f + std::ldexp(1.0f, -7)));
   EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kSum, {one, tiny, tiny}), 0x3F81);
   const uint16_t h1 = reduce::f32_to_fp16(1.0f), htiny = reduce::f32_to_fp16(std::ldexp(1.0f, -11));
-  EXPECT_EQ(fold1<uint16_t>(DType::kFp16, Op::kSum, {h1, htiny, htiny}), reduce::f32_to_fp16(1.0f + std::ldexp(1.0f, -10)));
+  EXPECT_EQ(fold1<uint16_t>(DType::kFp16, Op::kSum, {h1, htiny, htiny}),
+            reduce::f32_to_fp16(1.0f + std::ldexp(1.0f, -10)));
   // PROD too: 3 x 3 x (1/9 rounded) stays in fp32 until the end.
   const uint16_t three = bf16(3.0f), ninth = bf16(1.0f / 9.0f);
   const float acc = 3.0f * 3.0f * reduce::bf16_to_f32(ninth);
@@ -159,7 +164,8 @@ TEST(ReduceCpu, MinMaxTiesTakeTheLaterRank) {
 TEST(ReduceCpu, SumAndProdNaNBecomeCanonical) {
   EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kSum, {0x7FC1, bf16(1.0f)}), reduce::kCanonicalNaN16);
   EXPECT_EQ(fold1<uint16_t>(DType::kFp16, Op::kProd, {0x7E01, 0x3C00}), reduce::kCanonicalNaN16);
-  EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kSum, {0x7F80, 0xFF80}), reduce::kCanonicalNaN16);  // inf - inf
+  EXPECT_EQ(fold1<uint16_t>(DType::kBf16, Op::kSum, {0x7F80, 0xFF80}),
+            reduce::kCanonicalNaN16);  // inf - inf
 }
 
 TEST(ReduceCpu, LongBuffersInPlaceAndEveryType) {
@@ -169,7 +175,8 @@ TEST(ReduceCpu, LongBuffersInPlaceAndEveryType) {
       const size_t eb = format::elem_bytes(t);
       std::vector<std::vector<uint8_t>> in(5, std::vector<uint8_t>(n * eb));
       for (size_t r = 0; r < in.size(); ++r) {
-        for (uint64_t i = 0; i < n * eb; ++i) in[r][i] = static_cast<uint8_t>((i * 131 + r * 17 + i / 7) & 0x3F);
+        for (uint64_t i = 0; i < n * eb; ++i)
+          in[r][i] = static_cast<uint8_t>((i * 131 + r * 17 + i / 7) & 0x3F);
       }
       std::vector<const void*> ptrs;
       for (auto& v : in) ptrs.push_back(v.data());

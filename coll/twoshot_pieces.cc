@@ -1,0 +1,384 @@
+// The steps of one piece of the two-shot allreduce (coll/twoshot.h): its receives and
+// reduce-scatter sends, the owner's decoding and fold, the all-gather's sends and receives.
+#include <algorithm>
+
+#include "coll/twoshot.h"
+#include "src/platform/log.h"
+
+namespace mpizip::coll {
+
+using transport::Memory;
+using transport::Transfer;
+
+// Starts pieces while slots are free, advances every piece in flight, retires finished ones.
+Status TwoShot::advance_pieces() {
+  while (next_piece_ < plan_.pieces()) {
+    const int slot = static_cast<int>(next_piece_ % static_cast<uint64_t>(slots_));
+    if (slot_busy_[slot]) break;
+    Piece& p = active_.emplace_back();
+    p.j = next_piece_++;
+    p.slot = slot;
+    slot_busy_[slot] = 1;
+    MPIZIP_CHECK(start_piece(p));
+  }
+  for (Piece& p : active_) {
+    MPIZIP_CHECK(rs_sends(p));
+    MPIZIP_CHECK(rs_receives(p));
+    MPIZIP_CHECK(fold(p));
+    MPIZIP_CHECK(ag_sends(p));
+    MPIZIP_CHECK(ag_receives(p));
+    MPIZIP_CHECK(poll_sends(p.rs_send));
+    MPIZIP_CHECK(poll_sends(p.ag_send));
+  }
+  for (auto it = active_.begin(); it != active_.end();) {
+    if (piece_done(*it)) {
+      slot_busy_[it->slot] = 0;
+      it = active_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (active_.empty() && next_piece_ == plan_.pieces()) finish();
+  return Status::kOk;
+}
+
+// Posts the piece's receives (so that data finds its buffer), then its reduce-scatter sends: raw
+// pieces at once (or once staged), compressed ones after one batched compression.
+Status TwoShot::start_piece(Piece& p) {
+  const size_t n = static_cast<size_t>(nranks_);
+  p.rs_send.resize(n);
+  p.rs_recv.resize(n);
+  p.ag_send.resize(n);
+  p.ag_recv.resize(n);
+  p.inputs.assign(n, nullptr);
+  p.rs_sizes.assign(n, 0);
+  const uint64_t rs_tag = make_tag(seq_, Kind::kReduceScatter, p.j);
+  const uint64_t ag_tag = make_tag(seq_, Kind::kAllgather, p.j);
+  const Memory land_space = staged_ ? Memory::kHost : space_;
+  const Range mine = plan_.piece(me_, p.j);
+  if (!mine.empty()) {
+    p.inputs[me_] = in_at(mine.begin);
+    p.folded = false;
+  } else {
+    p.folded = true;  // nothing to reduce or broadcast
+  }
+  for (int q = 0; q < nranks_; ++q) {
+    if (q == me_) continue;
+    const PeerLayout& pl = layout_.peer[q];
+    if (!mine.empty()) {
+      const uint64_t bytes = compressed_from(q, mine.size()) ? cap_ : mine.size() * eb_;
+      MPIZIP_CHECK(post_recv(landing(p, pl.rs_land), bytes, land_space, q, rs_tag, &p.rs_recv[q]));
+      ++p.rs_pending;
+    }
+    const Range theirs = plan_.piece(q, p.j);
+    if (theirs.empty()) continue;
+    if (compressed_from(q, theirs.size())) {
+      MPIZIP_CHECK(post_recv(landing(p, pl.ag_land), cap_, land_space, q, ag_tag, &p.ag_recv[q]));
+    } else if (staged_) {
+      MPIZIP_CHECK(post_recv(staging(p, pl.ag_stage), theirs.size() * eb_, Memory::kHost, q, ag_tag,
+                             &p.ag_recv[q]));
+    } else {
+      MPIZIP_CHECK(
+          post_recv(out_at(theirs.begin), theirs.size() * eb_, space_, q, ag_tag, &p.ag_recv[q]));
+    }
+    ++p.ag_pending;
+  }
+  Job jobs[kMaxRanks];
+  int njobs = 0;
+  bool enqueued = false;
+  for (int q = 0; q < nranks_; ++q) {
+    const Range r = plan_.piece(q, p.j);
+    if (q == me_ || r.empty()) continue;
+    const PeerLayout& pl = layout_.peer[q];
+    if (compressed_to(q, r.size())) {
+      jobs[njobs++] = Job{in_at(r.begin), r.size(), work(p, pl.rs_out), cap_};
+      p.rs_encoded_peers.push_back(q);
+    } else if (staged_) {
+      MPIZIP_CHECK(backend_->copy(staging(p, pl.rs_stage), in_at(r.begin), r.size() * eb_));
+      enqueued = true;
+    } else {
+      MPIZIP_CHECK(post_send(in_at(r.begin), r.size() * eb_, space_, q, rs_tag, r.size() * eb_,
+                             false, &p.rs_send[q]));
+    }
+  }
+  if (njobs > 0) {
+    MPIZIP_CHECK(
+        backend_->compress(a_.dtype, jobs, njobs, results(p, kRsEncode), ch_.policy.checksum));
+  }
+  if (njobs > 0 || enqueued) {
+    MPIZIP_CHECK(backend_->fence(&p.rs_fence));
+    p.rs_step = SendStep::kEncoding;
+  }
+  return Status::kOk;
+}
+
+// Reduce-scatter sends that waited for the batched compression (and, when staged, for the copy of
+// each stream or raw piece to pinned memory).
+Status TwoShot::rs_sends(Piece& p) {
+  const uint64_t tag = make_tag(seq_, Kind::kReduceScatter, p.j);
+  bool done = false;
+  if (p.rs_step == SendStep::kEncoding) {
+    MPIZIP_CHECK(ready(*p.rs_fence, &done));
+    if (!done) return Status::kOk;
+    p.rs_fence.reset();
+    const Result* res = results(p, kRsEncode);
+    bool stage = false;
+    for (size_t i = 0; i < p.rs_encoded_peers.size(); ++i) {
+      const int q = p.rs_encoded_peers[i];
+      const uint64_t n = plan_.piece(q, p.j).size();
+      if (res[i].status != static_cast<int32_t>(Status::kOk) || res[i].size > cap_) {
+        MPIZIP_WARN("MPI_Allreduce: compressing piece %llu for rank %d failed (%s)",
+                    static_cast<unsigned long long>(p.j), q,
+                    status_string(static_cast<Status>(res[i].status)));
+        MPIZIP_CHECK(post_empty(q, tag, &p.rs_send[q]));
+      } else if (staged_) {
+        MPIZIP_CHECK(backend_->copy(staging(p, layout_.peer[q].rs_stage),
+                                    work(p, layout_.peer[q].rs_out), res[i].size));
+        p.rs_sizes[q] = res[i].size;
+        stage = true;
+      } else {
+        MPIZIP_CHECK(post_send(work(p, layout_.peer[q].rs_out), res[i].size, space_, q, tag,
+                               n * eb_, true, &p.rs_send[q]));
+      }
+    }
+    for (int q = 0; q < nranks_ && staged_; ++q) {
+      const Range r = plan_.piece(q, p.j);
+      if (q == me_ || r.empty() || compressed_to(q, r.size())) continue;
+      MPIZIP_CHECK(post_send(staging(p, layout_.peer[q].rs_stage), r.size() * eb_, Memory::kHost, q,
+                             tag, r.size() * eb_, false, &p.rs_send[q]));
+    }
+    if (!stage) {
+      p.rs_step = SendStep::kPosted;
+      return Status::kOk;
+    }
+    MPIZIP_CHECK(backend_->fence(&p.rs_fence));
+    p.rs_step = SendStep::kStaging;
+  }
+  if (p.rs_step == SendStep::kStaging) {
+    MPIZIP_CHECK(ready(*p.rs_fence, &done));
+    if (!done) return Status::kOk;
+    p.rs_fence.reset();
+    for (int q = 0; q < nranks_; ++q) {
+      if (p.rs_sizes[q] == 0) continue;
+      const uint64_t n = plan_.piece(q, p.j).size();
+      MPIZIP_CHECK(post_send(staging(p, layout_.peer[q].rs_stage), p.rs_sizes[q], Memory::kHost, q,
+                             tag, n * eb_, true, &p.rs_send[q]));
+    }
+    p.rs_step = SendStep::kPosted;
+  }
+  return Status::kOk;
+}
+
+// The owner's side: each landed piece is decoded (or, when raw, used where it landed) as soon as
+// it is there; the pieces that landed since the last call are decoded in one batched call.
+Status TwoShot::rs_receives(Piece& p) {
+  if (p.rs_pending == 0) return Status::kOk;
+  const Range mine = plan_.piece(me_, p.j);
+  const uint64_t bytes = mine.size() * eb_;
+  Job jobs[kMaxRanks];
+  int njobs = 0;
+  for (int q = 0; q < nranks_; ++q) {
+    if (p.rs_recv[q] == nullptr) continue;
+    bool done = false;
+    MPIZIP_CHECK(ready(*p.rs_recv[q], &done));
+    if (!done) continue;
+    const uint64_t got = p.rs_recv[q]->received_bytes();
+    p.rs_recv[q].reset();
+    --p.rs_pending;
+    const PeerLayout& pl = layout_.peer[q];
+    const uint8_t* src = landing(p, pl.rs_land);
+    if (staged_) {
+      MPIZIP_CHECK(backend_->copy(work(p, pl.rs_dev), src, got));
+      src = work(p, pl.rs_dev);
+    }
+    if (compressed_from(q, mine.size())) {
+      jobs[njobs++] = Job{src, got, work(p, pl.rs_temp), bytes};
+      p.inputs[q] = work(p, pl.rs_temp);
+    } else {
+      if (got != bytes) {
+        data_error("a reduce-scatter piece arrived with the wrong size", q, p.j);
+        p.poisoned = true;
+      }
+      p.inputs[q] = src;
+    }
+  }
+  if (njobs > 0) {
+    MPIZIP_CHECK(backend_->decompress(a_.dtype, jobs, njobs, results(p, kRsDecode) + p.rs_decodes));
+    p.rs_decodes += njobs;
+  }
+  return Status::kOk;
+}
+
+// Once every contribution has landed: the fold in rank order into this rank's shard of the output,
+// then the all-gather's compression of the result (once, for every peer that takes it compressed)
+// and, when staged, its copy to pinned memory.
+Status TwoShot::fold(Piece& p) {
+  if (p.folded || p.rs_pending > 0) return Status::kOk;
+  const Range mine = plan_.piece(me_, p.j);
+  uint8_t* out = out_at(mine.begin);
+  MPIZIP_CHECK(backend_->reduce(a_.dtype, a_.op, p.inputs.data(), nranks_, out, mine.size()));
+  bool any_to = false, any_raw = false;
+  for (int q = 0; q < nranks_; ++q) {
+    if (q == me_) continue;
+    if (compressed_to(q, mine.size()))
+      any_to = true;
+    else
+      any_raw = true;
+  }
+  if (any_to) {
+    const Job job{out, mine.size(), work(p, layout_.ag_out), cap_};
+    MPIZIP_CHECK(backend_->compress(a_.dtype, &job, 1, results(p, kAgEncode), ch_.policy.checksum));
+  }
+  if (any_raw && staged_) {
+    MPIZIP_CHECK(backend_->copy(staging(p, layout_.ag_stage_r), out, mine.size() * eb_));
+  }
+  MPIZIP_CHECK(backend_->fence(&p.fold_fence));
+  p.folded = true;
+  p.ag_step = SendStep::kEncoding;
+  return Status::kOk;
+}
+
+// The all-gather's sends of this rank's reduced piece, once it is folded (and compressed); empty
+// messages in its place when a contribution failed, so that every receiver reports the error.
+Status TwoShot::ag_sends(Piece& p) {
+  const uint64_t tag = make_tag(seq_, Kind::kAllgather, p.j);
+  const Range mine = plan_.piece(me_, p.j);
+  const uint64_t bytes = mine.size() * eb_;
+  bool done = false;
+  if (p.ag_step == SendStep::kEncoding) {
+    MPIZIP_CHECK(ready(*p.fold_fence, &done));
+    if (!done) return Status::kOk;
+    p.fold_fence.reset();
+    const Result* dec = results(p, kRsDecode);
+    for (int i = 0; i < p.rs_decodes && !p.poisoned; ++i) {
+      if (dec[i].status != static_cast<int32_t>(Status::kOk) || dec[i].size != mine.size()) {
+        data_error("a compressed reduce-scatter piece did not decode", -1, p.j);
+        p.poisoned = true;
+      }
+    }
+    const Result& enc = *results(p, kAgEncode);
+    bool stage = false;
+    for (int q = 0; q < nranks_; ++q) {
+      if (q == me_) continue;
+      if (p.poisoned) {
+        MPIZIP_CHECK(post_empty(q, tag, &p.ag_send[q]));
+      } else if (compressed_to(q, mine.size())) {
+        if (enc.status != static_cast<int32_t>(Status::kOk) || enc.size > cap_) {
+          data_error("compressing the reduced piece failed", -1, p.j);
+          MPIZIP_CHECK(post_empty(q, tag, &p.ag_send[q]));
+        } else if (staged_) {
+          stage = true;
+        } else {
+          MPIZIP_CHECK(post_send(work(p, layout_.ag_out), enc.size, space_, q, tag, bytes, true,
+                                 &p.ag_send[q]));
+        }
+      } else if (staged_) {
+        MPIZIP_CHECK(post_send(staging(p, layout_.ag_stage_r), bytes, Memory::kHost, q, tag, bytes,
+                               false, &p.ag_send[q]));
+      } else {
+        MPIZIP_CHECK(
+            post_send(out_at(mine.begin), bytes, space_, q, tag, bytes, false, &p.ag_send[q]));
+      }
+    }
+    if (!stage) {
+      p.ag_step = SendStep::kPosted;
+      return Status::kOk;
+    }
+    p.ag_bytes = enc.size;
+    MPIZIP_CHECK(backend_->copy(staging(p, layout_.ag_stage_c), work(p, layout_.ag_out), enc.size));
+    MPIZIP_CHECK(backend_->fence(&p.ag_fence));
+    p.ag_step = SendStep::kStaging;
+  }
+  if (p.ag_step == SendStep::kStaging) {
+    MPIZIP_CHECK(ready(*p.ag_fence, &done));
+    if (!done) return Status::kOk;
+    p.ag_fence.reset();
+    for (int q = 0; q < nranks_; ++q) {
+      if (q == me_ || !compressed_to(q, mine.size())) continue;
+      MPIZIP_CHECK(post_send(staging(p, layout_.ag_stage_c), p.ag_bytes, Memory::kHost, q, tag,
+                             bytes, true, &p.ag_send[q]));
+    }
+    p.ag_step = SendStep::kPosted;
+  }
+  return Status::kOk;
+}
+
+// The all-gather's receiving side: each landed piece is decoded straight into the output (raw
+// pieces landed there already, or are copied there from pinned memory).
+Status TwoShot::ag_receives(Piece& p) {
+  Job jobs[kMaxRanks];
+  Piece::Decode d;
+  bool enqueued = false;
+  for (int q = 0; q < nranks_ && p.ag_pending > 0; ++q) {
+    if (p.ag_recv[q] == nullptr) continue;
+    bool done = false;
+    MPIZIP_CHECK(ready(*p.ag_recv[q], &done));
+    if (!done) continue;
+    const uint64_t got = p.ag_recv[q]->received_bytes();
+    p.ag_recv[q].reset();
+    --p.ag_pending;
+    const Range r = plan_.piece(q, p.j);
+    const uint64_t bytes = r.size() * eb_;
+    const PeerLayout& pl = layout_.peer[q];
+    if (compressed_from(q, r.size())) {
+      const uint8_t* src = landing(p, pl.ag_land);
+      if (staged_) {
+        MPIZIP_CHECK(backend_->copy(work(p, pl.ag_dev), src, got));
+        src = work(p, pl.ag_dev);
+      }
+      jobs[d.n++] = Job{src, got, out_at(r.begin), bytes};
+      d.counts.push_back(r.size());
+    } else if (got != bytes) {
+      data_error("an all-gather piece arrived with the wrong size", q, p.j);
+    } else if (staged_) {
+      MPIZIP_CHECK(backend_->copy(out_at(r.begin), staging(p, pl.ag_stage), bytes));
+      enqueued = true;
+    }
+  }
+  if (d.n > 0) {
+    d.first = p.ag_decodes;
+    MPIZIP_CHECK(backend_->decompress(a_.dtype, jobs, d.n, results(p, kAgDecode) + d.first));
+    p.ag_decodes += d.n;
+  }
+  if (d.n > 0 || enqueued) {
+    MPIZIP_CHECK(backend_->fence(&d.fence));
+    p.decodes.push_back(std::move(d));
+  }
+  for (auto it = p.decodes.begin(); it != p.decodes.end();) {
+    bool done = false;
+    MPIZIP_CHECK(ready(*it->fence, &done));
+    if (!done) {
+      ++it;
+      continue;
+    }
+    const Result* res = results(p, kAgDecode) + it->first;
+    for (int i = 0; i < it->n; ++i) {
+      if (res[i].status != static_cast<int32_t>(Status::kOk) || res[i].size != it->counts[i]) {
+        data_error("a compressed all-gather piece did not decode", -1, p.j);
+      }
+    }
+    it = p.decodes.erase(it);
+  }
+  return Status::kOk;
+}
+
+Status TwoShot::poll_sends(std::vector<std::unique_ptr<Transfer>>& sends) {
+  for (auto& t : sends) {
+    if (t == nullptr) continue;
+    bool done = false;
+    MPIZIP_CHECK(ready(*t, &done));
+    if (done) t.reset();
+  }
+  return Status::kOk;
+}
+
+bool TwoShot::piece_done(const Piece& p) const {
+  auto idle = [](const std::vector<std::unique_ptr<Transfer>>& v) {
+    return std::all_of(v.begin(), v.end(), [](const auto& t) { return t == nullptr; });
+  };
+  return p.rs_step == SendStep::kPosted && p.rs_pending == 0 && p.folded &&
+         p.ag_step == SendStep::kPosted && p.ag_pending == 0 && p.decodes.empty() &&
+         idle(p.rs_send) && idle(p.ag_send);
+}
+
+}  // namespace mpizip::coll
