@@ -9,7 +9,10 @@
 //               contracted into a fused multiply-add). bf16 and fp16 accumulate in fp32: every
 //               input is widened exactly, the fold runs in fp32 as above, and the result is rounded
 //               once to bf16 / fp16, to nearest even (overflow gives infinity, a NaN the canonical
-//               NaN 0x7FFF, as CUDA's __float2bfloat16_rn and __float2half_rn do).
+//               NaN 0x7FFF, as CUDA's __float2bfloat16_rn and __float2half_rn do). A NaN result of
+//               fp32 and fp64 is the canonical quiet NaN too (0x7FFFFFFF, 0x7FFFFFFFFFFFFFFF):
+//               processors differ in which operand's payload an addition of NaNs keeps (x86 the
+//               first's, the GPU none), and every rank must get the same bits.
 //   MAX         acc = x_0; acc = (acc > x_r) ? acc : x_r
 //   MIN         acc = x_0; acc = (acc < x_r) ? acc : x_r
 //               The C comparison of Open MPI's MPI_MAX and MPI_MIN functions (`(a > b) ? a : b`,
@@ -153,14 +156,25 @@ struct Element<format::DType::kFp32> {
   using Storage = float;
   using Acc = float;
   static MPIZIP_HD Acc widen(Storage s) { return s; }
-  static MPIZIP_HD Storage narrow(Acc a) { return a; }
+  static MPIZIP_HD Storage narrow(Acc a) {
+    if (a != a) return f32_from_bits(0x7FFFFFFFu);
+    return a;
+  }
 };
 template <>
 struct Element<format::DType::kFp64> {
   using Storage = double;
   using Acc = double;
   static MPIZIP_HD Acc widen(Storage s) { return s; }
-  static MPIZIP_HD Storage narrow(Acc a) { return a; }
+  static MPIZIP_HD Storage narrow(Acc a) {
+    if (a != a) {
+      double nan;
+      const uint64_t bits = 0x7FFFFFFFFFFFFFFFull;
+      std::memcpy(&nan, &bits, sizeof nan);
+      return nan;
+    }
+    return a;
+  }
 };
 
 // The fold of one element (see the top of this file): first() takes rank 0's operand, next() each

@@ -220,6 +220,7 @@ void RecvOp::landed() {
   }
   transfers_[0].reset();
   transfers_[1].reset();
+  traffic_.wire_bytes = stream_bytes;
   if (in_place_) {
     finish(MPI_SUCCESS);
     return;

@@ -4,9 +4,8 @@ libmpizip_core_la_SOURCES += src/transport/ucx_version.h src/transport/ucx_versi
 # ucp worker; kUnsupported in builds without UCX.
 libmpizip_core_la_SOURCES += src/transport/ucx.h
 if HAVE_UCX
-libmpizip_core_la_SOURCES += src/transport/ucx.cc \
-	src/transport/ucx_transfer.h src/transport/ucx_transfer.cc \
-	src/transport/ucx_worker.h src/transport/ucx_worker.cc
+libmpizip_core_la_SOURCES += src/transport/ucx.cc src/transport/ucx_transfer.h \
+	src/transport/ucx_transfer.cc src/transport/ucx_worker.h src/transport/ucx_worker.cc
 else
 libmpizip_core_la_SOURCES += src/transport/ucx_none.cc
 endif

@@ -39,6 +39,8 @@ uint64_t PieceTransfer::received_bytes() const {
   return received_;
 }
 
+// Steps until nothing moves; the transfer is done once every lane is idle and it either completed
+// or failed.
 void PieceTransfer::advance() {
   if (done_) return;
   if (worker_.closed()) return abandon();

@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -134,7 +135,7 @@ class Channel {
   uint32_t context_id_;
   int rank_;
   std::vector<std::string> addresses_;  // worker address of each rank
-  std::vector<Peer*> peers_;       // endpoint of each rank, once connected
+  std::vector<Peer*> peers_;            // endpoint of each rank, once connected
   std::vector<bool> same_node_;
   std::shared_ptr<StagingPool> pool_;
   platform::Stream to_host_, to_device_;

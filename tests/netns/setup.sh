@@ -63,6 +63,17 @@ setup() {
       tc -n "$ns" qdisc replace dev "${ns}0" root tbf rate "$rate" burst "$burst" latency 100ms
     fi
   done
+  # The kernel reports a link that was just brought up as running (operstate "up") up to a second
+  # later; until then UCX does not list it as a TCP device, and a job started at once finds no
+  # route to the other node.
+  for ns in $nodes; do
+    tries=0
+    until [ "$(ip netns exec "$ns" cat "/sys/class/net/${ns}0/operstate")" = up ]; do
+      tries=$((tries + 1))
+      [ $tries -le 50 ] || die "${ns}0 is not up after 5 seconds"
+      sleep 0.1
+    done
+  done
 }
 
 [ "$(id -u)" = 0 ] || die "needs root"
