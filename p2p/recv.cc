@@ -149,14 +149,23 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
   }
   // The payload lands in memory of the kind the sender sent from (wire.h): the user's buffer when
   // that is of this kind and the raw bytes fit, else scratch of this kind.
-  const bool device = header_.payload != Payload::kBulk;
-  const Memory where = device ? Memory::kDevice : Memory::kHost;
+  bool device = header_.payload != Payload::kBulk;
   in_place_ = header_.dtype == b_.dtype && header_.encoding == Encoding::kRaw &&
               device == b_.device && header_.app_bytes <= capacity_of(b_);
   uint8_t* dst = static_cast<uint8_t*>(b_.ptr);
   if (!in_place_) {
     Status s = device ? device_buf_.resize(header_.payload_bytes)
                       : bulk_buf_.resize(header_.payload_bytes);
+    if (s != Status::kOk && device) {
+      // No device memory for the payload: receive it into host memory and decode on the CPU (the
+      // transports carry device-to-host transfers too).
+      MPIZIP_LOG_ONCE(kWarn, "no device memory for a %llu-byte payload (%s); receiving through "
+                      "host memory", static_cast<unsigned long long>(header_.payload_bytes),
+                      status_string(s));
+      device = false;
+      host_fallback_ = true;
+      s = bulk_buf_.resize(header_.payload_bytes);
+    }
     if (s != Status::kOk) {
       MPIZIP_ERROR("no %s memory for a payload of %llu bytes from rank %d: %s",
                    device ? "device" : "host", static_cast<unsigned long long>(header_.payload_bytes),
@@ -166,6 +175,7 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
     }
     dst = device ? device_buf_.data() : bulk_buf_.data();
   }
+  const Memory where = device ? Memory::kDevice : Memory::kHost;
   Status s;
   if (header_.payload == Payload::kSplit) {
     const uint64_t part0 = format::coded_offset(header_.dtype, header_.count);
@@ -228,7 +238,7 @@ void RecvOp::landed() {
   const uint64_t capacity = capacity_of(b_);
   const uint64_t n = header_.app_bytes < capacity ? header_.app_bytes : capacity;
   const int error = header_.app_bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-  if (header_.payload == Payload::kBulk) {  // host memory
+  if (header_.payload == Payload::kBulk || host_fallback_) {  // host memory
     header_.payload_bytes = stream_bytes;
     deliver_host(bulk_buf_.data());
     return;

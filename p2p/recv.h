@@ -60,6 +60,8 @@ class RecvOp : public platform::Operation {
   platform::HostBuffer bulk_buf_;    // a host payload that cannot land in the user's buffer
   platform::DeviceBuffer device_buf_;  // a device payload that cannot land in the user's buffer
   bool in_place_ = false;            // raw payload received straight into the user's buffer
+  bool host_fallback_ = false;       // a device payload received into host memory (no device
+                                     // memory left)
   GpuJob job_;                       // decoding on the GPU
   std::chrono::steady_clock::time_point decode_start_;
   Traffic traffic_;

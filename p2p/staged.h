@@ -7,11 +7,37 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 
+#include "src/platform/buffers.h"
 #include "src/platform/operation.h"
+#include "src/platform/status.h"
 
 namespace mpizip::p2p {
+
+// A host copy of the span that `count` elements of `type` occupy in a device buffer, standing in
+// for it in an MPI call: [true_lb, true_lb + span) from the buffer's address. The collectives'
+// pass-through (src/core) stages with it too.
+class HostCopy {
+ public:
+  // Sizes the copy for (count, type) at `device`. An MPI error code (MPI_ERR_NO_MEM when host
+  // memory ran out).
+  int prepare(void* device, int count, MPI_Datatype type);
+  // Device -> host (a receive loads first too, so that the gaps of a non-contiguous datatype keep
+  // the device's contents when the span is stored back); host -> device.
+  Status load() const;
+  Status store() const;
+  // The host address standing for the device buffer's address.
+  void* base() const { return host_.data() - lb_; }
+  void release() { host_.clear(); }
+
+ private:
+  void* device_ = nullptr;
+  MPI_Aint lb_ = 0;
+  uint64_t bytes_ = 0;
+  platform::HostBuffer host_;  // pooled, pinned where possible
+};
 
 // Posts a staged send (MPI_Isend or MPI_Issend of a host copy). Returns an MPI error code.
 int start_staged_send(const void* buf, int count, MPI_Datatype type, int dest, int tag,

@@ -1,5 +1,7 @@
 #include "src/core/coll_route.h"
 
+#include "p2p/staged.h"
+
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -228,47 +230,6 @@ int start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count,
 
 // ---- The MPI library's allreduce, with device buffers staged through host memory --------------
 
-// The bytes `count` elements of `type` occupy: [true_lb, true_lb + bytes) from the buffer address.
-struct Span {
-  MPI_Aint lb = 0;
-  uint64_t bytes = 0;
-};
-
-int span_of(int count, MPI_Datatype type, Span* s) {
-  MPI_Aint lb, extent, true_lb, true_extent;
-  int rc = PMPI_Type_get_extent(type, &lb, &extent);
-  if (rc == MPI_SUCCESS) rc = PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-  if (rc != MPI_SUCCESS) return rc;
-  s->lb = true_lb;
-  s->bytes = count > 0 ? static_cast<uint64_t>((count - 1) * extent + true_extent) : 0;
-  return MPI_SUCCESS;
-}
-
-// A host copy of a device buffer's span, standing in for it in an MPI call.
-class HostCopy {
- public:
-  // Copies the span in (the output's too, so that the gaps of a non-contiguous datatype keep the
-  // device's contents when it is copied back).
-  Status load(const void* device, Span span) {
-    device_ = const_cast<void*>(device);
-    span_ = span;
-    host_.resize(span.bytes);
-    return platform::copy_to_host(host_.data(), static_cast<const char*>(device) + span.lb,
-                                  span.bytes);
-  }
-  Status store() const {
-    return platform::copy_to_device(static_cast<char*>(device_) + span_.lb, host_.data(),
-                                    span_.bytes);
-  }
-  // The host address standing for the device buffer's address.
-  void* base() { return host_.data() - span_.lb; }
-
- private:
-  void* device_ = nullptr;
-  Span span_;
-  std::vector<char> host_;
-};
-
 // MPI_Allreduce or MPI_Iallreduce by the MPI library, which cannot read GPU memory: device buffers
 // are copied to the host before and the result back after.
 class StagedAllreduce : public platform::Operation {
@@ -277,17 +238,19 @@ class StagedAllreduce : public platform::Operation {
   // in place when this returns), else MPI_Iallreduce, completed by progress().
   int start(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
             MPI_Comm comm, bool blocking) {
-    Span span;
-    int rc = span_of(count, type, &span);
-    if (rc != MPI_SUCCESS) return rc;
+    int rc = MPI_SUCCESS;
     const void* in = sendbuf;
     if (sendbuf != MPI_IN_PLACE && platform::is_device_pointer(sendbuf)) {
-      if (!ok(send_.load(sendbuf, span))) return MPI_ERR_OTHER;
+      rc = send_.prepare(const_cast<void*>(sendbuf), count, type);
+      if (rc != MPI_SUCCESS) return rc;
+      if (!ok(send_.load())) return MPI_ERR_OTHER;
       in = send_.base();
     }
     void* out = recvbuf;
     if (platform::is_device_pointer(recvbuf)) {
-      if (!ok(recv_.load(recvbuf, span))) return MPI_ERR_OTHER;
+      rc = recv_.prepare(recvbuf, count, type);
+      if (rc != MPI_SUCCESS) return rc;
+      if (!ok(recv_.load())) return MPI_ERR_OTHER;
       out = recv_.base();
       staged_out_ = true;
     }
@@ -311,7 +274,7 @@ class StagedAllreduce : public platform::Operation {
   }
 
  private:
-  HostCopy send_, recv_;
+  p2p::HostCopy send_, recv_;
   bool staged_out_ = false;
   MPI_Request req_ = MPI_REQUEST_NULL;
 };

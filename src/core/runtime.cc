@@ -7,6 +7,7 @@
 #include "src/core/protocol.h"
 #include "src/core/settings.h"
 #include "src/core/stats.h"
+#include "src/transport/ucx.h"
 #include "src/platform/device.h"
 #include "src/platform/buffers.h"
 #include "src/platform/log.h"
@@ -83,6 +84,9 @@ int mpi_finalize() {
     if (g_stats_on.exchange(false)) stats_print();
     protocol_teardown_job();
     comm_state_teardown();
+    // UCX endpoints are flushed and closed while the peers still progress (they are in
+    // MPI_Finalize too); transports still alive fail their calls from now on.
+    transport::shutdown_ucx();
   }
   return PMPI_Finalize();
 }
