@@ -210,7 +210,7 @@ class SendOp : public platform::Operation {
       MPIZIP_CHECK(job_.raw_ready(&ready));
       if (!ready) return Status::kOk;
       if (ch_.policy.pipeline == Pipeline::kSplit) {
-        MPIZIP_CHECK(post_status(0, job_.stream().data(), split_bytes_, bulk_tag_));
+        MPIZIP_CHECK(post_part(0, job_.stream().data(), split_bytes_, bulk_tag_));
       }
     }
     bool finished = false;
@@ -227,8 +227,8 @@ class SendOp : public platform::Operation {
       size = split_bytes_;
       error_ = MPI_ERR_OTHER;
     }
-    if (!transfers_[0]) MPIZIP_CHECK(post_status(0, job_.stream().data(), split_bytes_, bulk_tag_));
-    MPIZIP_CHECK(post_status(1, job_.stream().data() + split_bytes_, size - split_bytes_,
+    if (!transfers_[0]) MPIZIP_CHECK(post_part(0, job_.stream().data(), split_bytes_, bulk_tag_));
+    MPIZIP_CHECK(post_part(1, job_.stream().data() + split_bytes_, size - split_bytes_,
                              uint64_t{bulk_tag_} + 1));
     traffic_.wire_bytes = size;
     job_active_ = false;
@@ -241,7 +241,7 @@ class SendOp : public platform::Operation {
                         : PMPI_Isend(match_.data(), n, MPI_BYTE, dest_, tag_, ch_.comm, &match_req_);
   }
 
-  Status post_status(int i, const void* p, uint64_t bytes, uint64_t tag) {
+  Status post_part(int i, const void* p, uint64_t bytes, uint64_t tag) {
     return ch_.transport->isend(p, bytes, Memory::kDevice, dest_, tag, &transfers_[i]);
   }
 
