@@ -52,6 +52,15 @@ MPIZIP_HD inline float f32_from_bits(uint32_t u) {
   return f;
 #endif
 }
+MPIZIP_HD inline double f64_from_bits(uint64_t u) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __longlong_as_double(static_cast<long long>(u));
+#else
+  double d;
+  std::memcpy(&d, &u, sizeof d);
+  return d;
+#endif
+}
 
 MPIZIP_HD inline uint32_t f32_bits(float f) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
@@ -168,10 +177,7 @@ struct Element<format::DType::kFp64> {
   static MPIZIP_HD Acc widen(Storage s) { return s; }
   static MPIZIP_HD Storage narrow(Acc a) {
     if (a != a) {
-      double nan;
-      const uint64_t bits = 0x7FFFFFFFFFFFFFFFull;
-      std::memcpy(&nan, &bits, sizeof nan);
-      return nan;
+      return f64_from_bits(0x7FFFFFFFFFFFFFFFull);
     }
     return a;
   }
