@@ -74,6 +74,10 @@ launcher=("$netns/mpirun.sh" --pml "$pml")
 settings=$(env | grep '^MPIZIP_' | grep -v '^MPIZIP_\(BUILDDIR\|SRCDIR\|LIB\|REAL_WEIGHTS\|DATA_DIR\)=' |
   sort | tr '\n' ' ' | sed 's/ $//')
 
+# The source tree's commit when the run starts (the build tree should be built from it).
+commit=$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)
+modified=false
+git -C "$here/.." diff --quiet HEAD 2>/dev/null || modified=true
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 load_before=$(loadavg)
 date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -93,10 +97,6 @@ for kind in $kinds; do
   done >> "$work/rows"
 done
 load_after=$(loadavg)
-
-commit=$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)
-modified=false
-git -C "$here/.." diff --quiet HEAD 2>/dev/null || modified=true
 
 print_table() {
   echo "# osu_bw -T bf16 ${osu_args[*]}, 2 ranks on two namespace nodes, link $rate" \

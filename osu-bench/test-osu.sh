@@ -123,6 +123,14 @@ if [ -f "${MPIZIP_LIB:-}" ]; then
   else
     fail "compare: $(cat "$work/compare.err")"
   fi
+  # A baseline of MPIZip with other settings: both sides preloaded, the table says so.
+  if "$src/osu-bench/compare" --reps 1 --json "$work/b.json" --baseline "MPIZIP_LOG=error" \
+      --env "MPIZIP_LOG=warn" -- osu_latency -m 1:8 -i 20 -x 2 > "$work/btable" 2> "$work/b.err"; then
+    grep -q '^# Size *baseline Latency' "$work/btable" || fail "compare --baseline table: $(cat "$work/btable")"
+    grep -q '"baseline": "MPIZip MPIZIP_LOG=error"' "$work/b.json" || fail "compare --baseline JSON"
+  else
+    fail "compare --baseline: $(cat "$work/b.err")"
+  fi
 else
   fail "MPIZIP_LIB (${MPIZIP_LIB:-unset}) does not exist: cannot test compare"
 fi
