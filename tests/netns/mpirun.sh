@@ -27,10 +27,10 @@ fi
 # Only the veth subnet: the daemons' control channel and the MPI traffic must cross the veth
 # pair, never loopback. Open MPI takes the CIDR form here (not only interface names, which
 # differ between the nodes).
+subnet=10.77.0.0/24
 # Both nodes share this machine's few cores, so ranks waiting for a message yield the core
 # (mpi_yield_when_idle) rather than spin: spinning ranks starve the ones with work to do, and the
 # kernel's TCP processing, which here is the "network".
-subnet=10.77.0.0/24
 set -- --mca plm_rsh_agent "$here/agent" --hostfile "$here/hostfile" --map-by node \
   --oversubscribe --mca mpi_yield_when_idle 1 --mca oob_tcp_if_include "$subnet" "$@"
 case $pml in

@@ -31,9 +31,15 @@ trap 'rm -f "$out"; "$here/setup.sh" teardown' EXIT
 trap 'exit 1' HUP INT TERM
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+# Bytes that arrived at mpz-b's end of the link.
+arrived_at_b() { ip netns exec mpz-b cat /sys/class/net/mpz-b0/statistics/rx_bytes; }
+
 # netns_run WHAT [--pml P] NP MAX_BYTES: p2p_semantics on NP ranks across the nodes; WHAT is plain
 # or mpizip (compression forced). MPIZip runs must show compressed messages received on mpz-b
-# (rank 1), so the compressed path, not only the raw one, crossed the link.
+# (rank 1), so the compressed path, not only the raw one, was taken; with 2 ranks, everything
+# rank 1 received comes from the other node, so at least that many bytes must have arrived over
+# the veth pair (UCX takes both namespaces for one machine, and shared memory between them would
+# bypass the link).
 netns_run() {
   what=$1
   shift
@@ -46,11 +52,19 @@ netns_run() {
     timeout -k 10 120 env MPIRUN_NETNS_BIN="$MPIRUN" "$here/mpirun.sh" --pml "$pml" -np "$np" \
       "$prog" "$max" > "$out" 2>&1 || { cat "$out"; fail "$label"; }
   else
+    before=$(arrived_at_b)
     timeout -k 10 120 env MPIRUN_NETNS_BIN="$MPIRUN" MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 \
       MPIZIP_STATS=1 "$here/mpirun.sh" --pml "$pml" -np "$np" -x "LD_PRELOAD=$MPIZIP_LIB" \
       "$prog" "$max" > "$out" 2>&1 || { cat "$out"; fail "$label"; }
+    arrived=$(($(arrived_at_b) - before))
     grep -q '^\[mpizip 1\] stats: .*received bf16 messages=[0-9]* compressed=[1-9]' "$out" ||
       { cat "$out"; fail "$label: no compressed bf16 message reached rank 1"; }
+    wire=$(grep '^\[mpizip 1\] stats: .*protocol:' "$out" |
+      grep -o 'received [a-z0-9]* messages=[0-9]* compressed=[0-9]* bytes=[0-9]* wire=[0-9]*' |
+      sed 's/.*wire=//' | awk '{ n += $1 } END { print n + 0 }')
+    if [ "$np" = 2 ] && [ "$arrived" -lt "$wire" ]; then
+      fail "$label: rank 1 received $wire payload bytes, but only $arrived arrived over the link"
+    fi
   fi
   grep '^p2p_semantics: ok' "$out" | sed "s/\$/ [$label; $(($(date +%s) - start)) s]/"
 }
