@@ -4,7 +4,7 @@
 # tests/netns/setup.sh (a veth pair shaped with tc tbf); osu-bench/compare runs each data kind
 # plain and with MPIZip preloaded, alternating, and one more MPIZip run per size with
 # MPIZIP_STATS=1 reads the compression ratio on the wire (compressed bytes / original bytes; 1.000
-# where the message went uncompressed).
+# where the message went uncompressed) and checks that the payload crossed the veth pair.
 #
 # usage: netns_bench.sh [--reps N] [--rate RATE] [--burst BYTES] [--pml ob1|ucx]
 #                       [--data "real uniform normal"] OUTDIR [-- OSU_BW_ARGUMENTS...]
@@ -17,7 +17,7 @@
 #
 # Writes OUTDIR/osu_bw_bf16_KIND.json (compare's JSON) and OUTDIR/netns-RATE-cpu.json (every row:
 # plain and MPIZip MB/s, speed-up, compression ratio; the date, load, commit and settings), and
-# prints the table. Run from a build tree (or set MPIZIP_BUILDDIR); needs root and Open MPI.
+# prints the table (also kept as OUTDIR/netns-RATE-cpu.txt). Run from a build tree (or set MPIZIP_BUILDDIR); needs root and Open MPI.
 # Environment: MPIZIP_REAL_WEIGHTS (default: fetched by data/fetch-real-weights.sh), MPIZIP_LIB,
 # and any MPIZIP_* setting, which reaches every rank (e.g. MPIZIP_MIN_BYTES=64K).
 set -euo pipefail
@@ -62,7 +62,7 @@ export MPIZIP_HOST_COMPRESS=1
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# One job at a time on this machine uses the namespaces (tests/netns/netns.sh takes the same lock).
+# One job at a time on this machine uses the namespaces (tests/netns/netns.sh takes this lock too).
 exec 9> /run/lock/mpizip-netns.lock
 flock -w 600 9 || die "the namespaces stayed busy for 10 minutes (another test or benchmark)"
 work=$(mktemp -d)
@@ -70,9 +70,14 @@ trap 'rm -rf "$work"; "$netns/setup.sh" teardown' EXIT
 trap 'exit 1' HUP INT TERM
 "$netns/setup.sh" "$rate" "$burst"
 launcher=("$netns/mpirun.sh" --pml "$pml")
+# Bytes that arrived at mpz-b's end of the link.
+arrived_at_b() { ip netns exec mpz-b cat /sys/class/net/mpz-b0/statistics/rx_bytes; }
 # The MPIZip settings of the runs (paths to files left out).
-settings=$(env | grep '^MPIZIP_' | grep -v '^MPIZIP_\(BUILDDIR\|SRCDIR\|LIB\|REAL_WEIGHTS\|DATA_DIR\)=' |
-  sort | tr '\n' ' ' | sed 's/ $//')
+paths='^MPIZIP_\(BUILDDIR\|SRCDIR\|LIB\|REAL_WEIGHTS\|DATA_DIR\)='
+settings=$(env | grep '^MPIZIP_' | grep -v "$paths" | sort | tr '\n' ' ' | sed 's/ $//')
+# Rank 0's statistics line of bf16 messages sent, as "wire-bytes ratio".
+sent_bf16='s/^\[mpizip 0\] stats: .* sent bf16 messages=[0-9]* compressed=[0-9]* bytes=[0-9]*'
+sent_bf16+=' wire=\([0-9]*\) ratio=\([0-9.]*\).*/\1 \2/p'
 
 # The source tree's commit when the run starts (the build tree should be built from it).
 commit=$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -85,13 +90,21 @@ for kind in $kinds; do
   echo "== osu_bw -T bf16 --data $kind ${osu_args[*]}: plain vs MPIZip, link $rate, pml $pml" >&2
   MPIRUN="${launcher[*]}" "$here/compare" --reps "$reps" --json "$out/osu_bw_bf16_$kind.json" -- \
     "$bench" -T bf16 --data "$kind" "${osu_args[@]}" | tee "$work/$kind.txt" >&2
-  # Compression ratio per size: one message of that size, MPIZip's statistics of rank 0.
+  # Compression ratio per size: one message of that size, MPIZip's statistics of rank 0. Its
+  # payload must have crossed the link: UCX takes both namespaces for one machine, and shared
+  # memory between them would bypass the link.
   awk '!/^#/ && NF == 4 { print $1 }' "$work/$kind.txt" | while read -r size; do
+    before=$(arrived_at_b)
     MPIZIP_STATS=1 "${launcher[@]}" -np 2 -x "LD_PRELOAD=$lib" "$bench" -T bf16 --data "$kind" \
       -m "$size:$size" -i 1 -x 0 -W 1 < /dev/null > "$work/stats" 2>&1 ||
       { cat "$work/stats" >&2; die "the statistics run of $kind, $size bytes failed"; }
-    ratio=$(sed -n 's/^\[mpizip 0\] stats: .* sent bf16 messages=[0-9]* compressed=[0-9]* bytes=[0-9]* wire=[0-9]* ratio=\([0-9.]*\).*/\1/p' "$work/stats" | head -n 1)
-    [ -n "$ratio" ] || { cat "$work/stats" >&2; die "no bf16 statistics from rank 0 ($kind, $size bytes)"; }
+    arrived=$(($(arrived_at_b) - before))
+    stats=$(sed -n "$sent_bf16" "$work/stats" | head -n 1)
+    [ -n "$stats" ] ||
+      { cat "$work/stats" >&2; die "no bf16 statistics from rank 0 ($kind, $size bytes)"; }
+    read -r wire ratio <<< "$stats"
+    [ "$arrived" -ge "$wire" ] ||
+      die "rank 0 sent $wire payload bytes ($kind, $size bytes), $arrived arrived over the link"
     awk -v kind="$kind" -v size="$size" -v ratio="$ratio" \
       '!/^#/ && NF == 4 && $1 == size { print kind, $1, $2, $3, $4, ratio }' "$work/$kind.txt"
   done >> "$work/rows"
@@ -102,7 +115,8 @@ print_table() {
   echo "# osu_bw -T bf16 ${osu_args[*]}, 2 ranks on two namespace nodes, link $rate" \
        "(tbf burst $burst), pml $pml; medians of $reps alternating runs"
   echo "# MPIZip runs: $settings (CPU codec); ratio = compressed / original bytes on the wire"
-  echo "# $date, $(nproc) CPUs, load average before $load_before, after $load_after; commit $commit$([ $modified = false ] || echo ' (tree modified)')"
+  echo "# $date, $(nproc) CPUs, load average before $load_before, after $load_after;" \
+       "commit $commit$([ $modified = false ] || echo ' (tree modified)')"
   printf '%-8s %10s %12s %12s %9s %7s\n' "# data" size "plain MB/s" "MPIZip MB/s" speed-up ratio
   awk '{ printf "%-8s %10s %12.2f %12.2f %9.3f %7.3f\n", $1, $2, $3, $4, $5, $6 }' "$work/rows"
 }
@@ -110,17 +124,23 @@ print_table() {
 json_string() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; printf '"%s"' "$s"; }
 write_json() {
   local args sep='' a
-  args=$(for a in -T bf16 --data KIND "${osu_args[@]}"; do printf '%s%s' "$sep" "$(json_string "$a")"; sep=", "; done)
+  args=$(for a in -T bf16 --data KIND "${osu_args[@]}"; do
+           printf '%s%s' "$sep" "$(json_string "$a")"
+           sep=", "
+         done)
   printf '{\n  "benchmark": "osu_bw",\n  "args": [%s],\n' "$args"
   printf '  "date": %s,\n  "cpus": %s,\n' "$(json_string "$date")" "$(nproc)"
-  printf '  "load_before": %s,\n  "load_after": %s,\n' "$(json_string "$load_before")" "$(json_string "$load_after")"
+  printf '  "load_before": %s,\n  "load_after": %s,\n' "$(json_string "$load_before")" \
+    "$(json_string "$load_after")"
   printf '  "commit": %s,\n  "tree_modified": %s,\n' "$(json_string "$commit")" "$modified"
   printf '  "link": {"rate": %s, "burst": %s, "pml": %s},\n' "$(json_string "$rate")" \
     "$(json_string "$burst")" "$(json_string "$pml")"
-  printf '  "np": 2,\n  "reps": %s,\n  "mpizip_settings": %s,\n' "$reps" "$(json_string "$settings")"
+  printf '  "np": 2,\n  "reps": %s,\n' "$reps"
+  printf '  "mpizip_settings": %s,\n' "$(json_string "$settings")"
   printf '  "rows": ['
-  awk '{ printf "%s\n    {\"data\": \"%s\", \"size\": %s, \"plain\": %s, \"mpizip\": %s, \"speedup\": %s, \"ratio\": %s}",
-         (NR > 1 ? "," : ""), $1, $2, $3, $4, $5, $6 }' "$work/rows"
+  awk '{ printf "%s\n    {\"data\": \"%s\", \"size\": %s, \"plain\": %s, \"mpizip\": %s, " \
+                "\"speedup\": %s, \"ratio\": %s}", (NR > 1 ? "," : ""), $1, $2, $3, $4, $5, $6 }' \
+    "$work/rows"
   printf '\n  ]\n}\n'
 }
 

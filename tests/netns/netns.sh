@@ -48,6 +48,7 @@ netns_run() {
   np=$1 max=$2
   label="$what, $np ranks, pml $pml, link $link"
   start=$(date +%s)
+  crossed=
   if [ "$what" = plain ]; then
     timeout -k 10 120 env MPIRUN_NETNS_BIN="$MPIRUN" "$here/mpirun.sh" --pml "$pml" -np "$np" \
       "$prog" "$max" > "$out" 2>&1 || { cat "$out"; fail "$label"; }
@@ -59,14 +60,16 @@ netns_run() {
     arrived=$(($(arrived_at_b) - before))
     grep -q '^\[mpizip 1\] stats: .*received bf16 messages=[0-9]* compressed=[1-9]' "$out" ||
       { cat "$out"; fail "$label: no compressed bf16 message reached rank 1"; }
-    wire=$(grep '^\[mpizip 1\] stats: .*protocol:' "$out" |
-      grep -o 'received [a-z0-9]* messages=[0-9]* compressed=[0-9]* bytes=[0-9]* wire=[0-9]*' |
-      sed 's/.*wire=//' | awk '{ n += $1 } END { print n + 0 }')
-    if [ "$np" = 2 ] && [ "$arrived" -lt "$wire" ]; then
-      fail "$label: rank 1 received $wire payload bytes, but only $arrived arrived over the link"
+    if [ "$np" = 2 ]; then
+      wire=$(grep '^\[mpizip 1\] stats: .*protocol:' "$out" |
+        grep -o 'received [a-z0-9]* messages=[0-9]* compressed=[0-9]* bytes=[0-9]* wire=[0-9]*' |
+        sed 's/.*wire=//' | awk '{ n += $1 } END { print n + 0 }')
+      [ "$arrived" -ge "$wire" ] ||
+        fail "$label: rank 1 received $wire payload bytes, but only $arrived arrived over the link"
+      crossed="; rank 1 received $wire payload bytes, $arrived over the link"
     fi
   fi
-  grep '^p2p_semantics: ok' "$out" | sed "s/\$/ [$label; $(($(date +%s) - start)) s]/"
+  grep '^p2p_semantics: ok' "$out" | sed "s/\$/ [$label; $(($(date +%s) - start)) s$crossed]/"
 }
 
 link=unlimited
@@ -78,4 +81,4 @@ netns_run mpizip --pml ucx 2 4000000
 
 link=1gbit
 "$here/setup.sh" "$link"
-netns_run mpizip 2 4000000
+netns_run mpizip 2 1000000

@@ -26,6 +26,8 @@ teardown() {
     if ip netns list | grep -qw "$ns"; then ip netns delete "$ns"; fi
     rm -rf "/etc/netns/$ns"
   done
+  # /etc/netns itself goes too when nothing else uses it.
+  rmdir /etc/netns 2> /dev/null || true
 }
 
 # The address of node $1.
@@ -42,7 +44,8 @@ setup() {
     ip netns list | grep -qw "$ns" || ip netns add "$ns"
     ip -n "$ns" link set lo up
     mkdir -p "/etc/netns/$ns"
-    { cat /etc/hosts; for n in $nodes; do echo "$(addr_of "$n") $n"; done; } > "/etc/netns/$ns/hosts"
+    { cat /etc/hosts; for n in $nodes; do echo "$(addr_of "$n") $n"; done; } \
+      > "/etc/netns/$ns/hosts"
   done
   # The veth ends are named after their namespaces: mpz-a0 in mpz-a, mpz-b0 in mpz-b.
   if ! ip -n mpz-a link show mpz-a0 > /dev/null 2>&1; then
