@@ -12,12 +12,8 @@ constexpr uint32_t kHelloMagic = 0x52415A4Du;  // "MZAR"
 constexpr uint8_t kHelloVersion = 1;
 
 uint64_t hash_hello(const Hello& h) {
-  uint64_t words[7];
-  static_assert(sizeof words == offsetof(Hello, check), "hash covers every field before check");
-  std::memcpy(words, &h, sizeof words);
-  uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (uint64_t w : words) x = format::mix64(x ^ w);
-  return x;
+  static_assert(offsetof(Hello, check) == 7 * 8, "hash covers every field before check");
+  return format::header_hash(&h, 7);
 }
 
 }  // namespace

@@ -146,4 +146,17 @@ MPIZIP_HD constexpr uint64_t mix64(uint64_t z) {
   return z;
 }
 
+// The integrity check of a message header: its first `n` 64-bit words, mixed in order. The point-
+// to-point match header and the collectives' hello both end with this value.
+inline uint64_t header_hash(const void* header, int n) {
+  uint64_t x = 0x9e3779b97f4a7c15ULL;
+  const auto* p = static_cast<const unsigned char*>(header);
+  for (int i = 0; i < n; ++i) {
+    uint64_t w;
+    __builtin_memcpy(&w, p + 8 * i, sizeof w);
+    x = mix64(x ^ w);
+  }
+  return x;
+}
+
 }  // namespace mpizip::format

@@ -1,5 +1,6 @@
 #include "p2p/wire.h"
 
+#include <cstddef>
 #include <cstring>
 
 namespace mpizip::p2p {
@@ -9,11 +10,8 @@ constexpr uint64_t kMagic = 0x31504d5a50495a4dULL;  // "MZIPZMP1"
 constexpr uint8_t kVersion = 2;
 
 uint64_t header_check(const MatchHeader& h) {
-  uint64_t words[5];
-  std::memcpy(words, &h, sizeof words);  // every field before `check`
-  uint64_t x = 0x9e3779b97f4a7c15ULL;
-  for (uint64_t w : words) x = format::mix64(x ^ w);
-  return x;
+  static_assert(offsetof(MatchHeader, check) == 5 * 8, "the check covers every field before it");
+  return format::header_hash(&h, 5);
 }
 
 }  // namespace
