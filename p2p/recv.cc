@@ -128,7 +128,8 @@ bool RecvOp::cancel() {
 void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, bool protocol) {
   status_.source = source;
   status_.tag = tag;
-  if (!protocol || !parse_header(msg, bytes, &header_)) {
+  size_t payload_at = kHeaderBytes;
+  if (!protocol || !parse_header(msg, bytes, &header_, &payload_at)) {
     MPIZIP_ERROR("receive of a protocol datatype matched a message of %llu bytes that is not an "
                  "MPIZip message (from rank %d, tag %d): the sender used another datatype",
                  static_cast<unsigned long long>(bytes), source, tag);
@@ -144,7 +145,7 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
       type_mismatch();
       return;
     }
-    deliver_host(msg + kHeaderBytes);
+    deliver_host(msg + payload_at);
     return;
   }
   // The payload lands in memory of the kind the sender sent from (wire.h): the user's buffer when

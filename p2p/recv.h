@@ -4,18 +4,49 @@
 #pragma once
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <vector>
 
 #include "p2p/channel.h"
 #include "p2p/probed_queue.h"
+#include "p2p/wire.h"
 #include "p2p/gpu_codec.h"
 #include "src/platform/buffers.h"
 #include "src/transport/transport.h"
 #include "src/platform/operation.h"
 
 namespace mpizip::p2p {
+
+// A blocking receive's fast path: a match message (`bytes` bytes at `msg`) that carries its raw
+// payload, for a host buffer of the same element type, is delivered with one copy. Returns false,
+// doing nothing, for any other message (which then takes a RecvOp); else true with the error,
+// delivered bytes and traffic filled in (source and tag are the caller's).
+inline bool deliver_inline(const UserBuffer& b, const uint8_t* msg, uint64_t bytes,
+                           platform::OpStatus* st, Traffic* traffic) {
+  // Only the compact form (wire.h), checked here without building a full header.
+  CompactHeader h;
+  if (b.device || bytes < kCompactHeaderBytes) return false;
+  __builtin_memcpy(&h, msg, kCompactHeaderBytes);
+  if (h.magic_dtype != (kCompactMagic | static_cast<uint8_t>(b.dtype))) return false;
+  const uint64_t app_bytes = bytes - kCompactHeaderBytes;
+  if (h.count > kMaxInlineBytes || app_bytes != h.count * format::elem_bytes(b.dtype)) return false;
+  const uint64_t capacity = static_cast<uint64_t>(b.count) * format::elem_bytes(b.dtype);
+  const uint64_t n = app_bytes < capacity ? app_bytes : capacity;
+  const uint8_t* src = msg + kCompactHeaderBytes;
+  if (n == 8) {
+    __builtin_memcpy(b.ptr, src, 8);
+  } else if (n > 0) {
+    std::memcpy(b.ptr, src, n);
+  }
+  st->bytes = n;
+  st->error = app_bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  traffic->app_bytes = app_bytes;
+  traffic->wire_bytes = app_bytes;
+  traffic->compressed = false;
+  return true;
+}
 
 class RecvOp : public platform::Operation {
  public:

@@ -65,25 +65,32 @@ class SendOp : public platform::Operation {
     if (job_active_) {
       Status s = advance_job();
       if (s != Status::kOk) return fail(s);
-      if (job_active_) return false;
     }
     if (match_req_ != MPI_REQUEST_NULL) {
       int flag = 0;
       int rc = PMPI_Test(&match_req_, &flag, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) return fail_mpi(rc);
-      if (!flag) return false;
     }
+    bool all = !job_active_ && match_req_ == MPI_REQUEST_NULL;
     for (auto& t : transfers_) {
       if (!t) continue;
       bool finished = false;
       Status s = t->test(&finished);
       if (s != Status::kOk) return fail(s);
-      if (!finished) return false;
+      all = all && finished;
     }
+    if (!all) return false;
     done_ = true;
     release();
     return true;
   }
+
+  bool detachable() const override {
+    return !done_ && owned_ && !job_active_ && match_req_ == MPI_REQUEST_NULL &&
+           error_ == MPI_SUCCESS;
+  }
+
+  const void* resource() const override { return ch_.transport; }
 
  private:
   // The payload as it will travel when it is ready now: inline in the match message or one bulk
@@ -142,6 +149,7 @@ class SendOp : public platform::Operation {
     if (!staged_.empty()) {  // the CPU codec did not help: send the staged copy
       payload_ = staged_.data();
       payload_where_ = Memory::kHost;
+      owned_ = true;
     }
     return Status::kOk;
   }
@@ -151,10 +159,24 @@ class SendOp : public platform::Operation {
     payload_ = storage_.data();
     payload_bytes_ = storage_.size();
     payload_where_ = where;
+    owned_ = true;
+  }
+
+  // A raw host payload that travels apart from the match message: a copy in MPIZip's memory when
+  // the policy asks for it (and memory allows), so that the send need not wait for the receiver.
+  void own_raw_payload() {
+    if (!ch_.policy.own_payload || owned_ || payload_where_ != Memory::kHost ||
+        payload_bytes_ <= ch_.policy.eager_bytes) {
+      return;
+    }
+    if (storage_.resize(payload_bytes_) != Status::kOk) return;  // then it waits for the receiver
+    std::memcpy(storage_.data(), payload_, payload_bytes_);
+    use_storage(encoding_, Memory::kHost);
   }
 
   // Inline or one bulk transfer: the payload is ready.
   int post_whole() {
+    own_raw_payload();
     traffic_.wire_bytes = payload_bytes_;
     traffic_.compressed = encoding_ == Encoding::kCompressed;
     const bool inline_payload = payload_bytes_ <= ch_.policy.eager_bytes;
@@ -162,13 +184,20 @@ class SendOp : public platform::Operation {
     const Payload kind = inline_payload                      ? Payload::kInline
                          : payload_where_ == Memory::kDevice ? Payload::kBulkDevice
                                                              : Payload::kBulk;
-    MatchHeader h = make_header(kind, encoding_,
-                                b_.dtype, bulk_tag_, static_cast<uint64_t>(b_.count),
-                                payload_bytes_);
-    match_.resize(kHeaderBytes + (inline_payload ? payload_bytes_ : 0));
-    std::memcpy(match_.data(), &h, kHeaderBytes);
+    size_t header_bytes = kHeaderBytes;
+    if (kind == Payload::kInline && encoding_ == Encoding::kRaw) {
+      const CompactHeader h = make_compact_header(b_.dtype, static_cast<uint64_t>(b_.count));
+      header_bytes = kCompactHeaderBytes;
+      match_.resize(header_bytes + payload_bytes_);
+      std::memcpy(match_.data(), &h, header_bytes);
+    } else {
+      const MatchHeader h = make_header(kind, encoding_, b_.dtype, bulk_tag_,
+                                        static_cast<uint64_t>(b_.count), payload_bytes_);
+      match_.resize(header_bytes + (inline_payload ? payload_bytes_ : 0));
+      std::memcpy(match_.data(), &h, header_bytes);
+    }
     if (inline_payload && payload_bytes_ > 0) {
-      uint8_t* dst = match_.data() + kHeaderBytes;
+      uint8_t* dst = match_.data() + header_bytes;
       if (payload_where_ == Memory::kDevice) {
         if (platform::copy_to_host(dst, payload_, payload_bytes_) != Status::kOk) {
           return MPI_ERR_OTHER;
@@ -179,7 +208,10 @@ class SendOp : public platform::Operation {
     }
     int rc = post_match();
     if (rc != MPI_SUCCESS || inline_payload) {
-      if (inline_payload) release();
+      if (inline_payload) {
+        owned_ = true;  // the match message holds the payload
+        release();
+      }
       return rc;
     }
     return post_transfer(0, payload_, payload_bytes_, payload_where_, bulk_tag_);
@@ -188,6 +220,7 @@ class SendOp : public platform::Operation {
   // Split-send: the match message now, each part of the stream as soon as the GPU has it.
   int start_split() {
     job_active_ = true;
+    owned_ = true;  // the stream is MPIZip's; the application's buffer is free once it is encoded
     split_bytes_ = gpu_split_bytes(b_.dtype, static_cast<uint64_t>(b_.count));
     const uint64_t max_bytes = job_.stream().size();
     bulk_tag_ = ch_.bulk_tags->fetch_add(2, std::memory_order_relaxed);
@@ -303,6 +336,7 @@ class SendOp : public platform::Operation {
   std::unique_ptr<transport::Transfer> transfers_[2];
   int error_ = MPI_SUCCESS;
   bool done_ = false;
+  bool owned_ = false;  // every byte that still travels is in MPIZip's memory (or the match message)
 };
 
 }  // namespace

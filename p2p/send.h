@@ -16,6 +16,9 @@ namespace mpizip::p2p {
 // what can be posted before returning; the operation completes when every part has left the
 // application's buffer and MPIZip's. `on_done` (may be empty) receives what the message cost and
 // saved, once, when the operation completes.
+// The operation is detachable (platform::Operation) once the application's buffer is no longer
+// needed: every part is posted from MPIZip's memory and the match message is gone (matched, for a
+// synchronous send), so its completion no longer waits for the receiver.
 int start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
                std::unique_ptr<platform::Operation>* op,
                std::function<void(const Traffic&)> on_done);

@@ -17,8 +17,8 @@
 namespace mpizip::p2p {
 
 // A host copy of the span that `count` elements of `type` occupy in a device buffer, standing in
-// for it in an MPI call: [true_lb, true_lb + span) from the buffer's address. The collectives'
-// pass-through (src/core) stages with it too.
+// for it in an MPI call: [true_lb, true_lb + span) from the buffer's address. (The collectives
+// stage with src/core/coll_staging.h, which also covers the v- and w-variants' displacements.)
 class HostCopy {
  public:
   // Sizes the copy for (count, type) at `device`. An MPI error code (MPI_ERR_NO_MEM when host

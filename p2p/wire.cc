@@ -32,7 +32,23 @@ MatchHeader make_header(Payload payload, Encoding encoding, format::DType dtype,
   return h;
 }
 
-bool parse_header(const void* msg, size_t bytes, MatchHeader* out) {
+bool parse_header(const void* msg, size_t bytes, MatchHeader* out, size_t* payload_at) {
+  if (bytes >= kCompactHeaderBytes) {
+    CompactHeader c;
+    std::memcpy(&c, msg, kCompactHeaderBytes);
+    if ((c.magic_dtype & ~uint64_t{0xff}) == kCompactMagic) {
+      const auto t = static_cast<uint8_t>(c.magic_dtype);
+      if (!format::dtype_valid(t)) return false;
+      const auto dtype = static_cast<format::DType>(t);
+      const uint64_t elem = format::elem_bytes(dtype);
+      if (c.count > (kMaxInlineBytes / elem) || bytes != kCompactHeaderBytes + c.count * elem) {
+        return false;
+      }
+      *out = make_header(Payload::kInline, Encoding::kRaw, dtype, 0, c.count, c.count * elem);
+      if (payload_at != nullptr) *payload_at = kCompactHeaderBytes;
+      return true;
+    }
+  }
   if (bytes < kHeaderBytes) return false;
   MatchHeader h;
   std::memcpy(&h, msg, kHeaderBytes);
@@ -53,6 +69,7 @@ bool parse_header(const void* msg, size_t bytes, MatchHeader* out) {
     return false;
   }
   *out = h;
+  if (payload_at != nullptr) *payload_at = kHeaderBytes;
   return true;
 }
 

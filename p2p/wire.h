@@ -49,9 +49,26 @@ static_assert(sizeof(MatchHeader) == kHeaderBytes, "match header is 48 bytes");
 MatchHeader make_header(Payload payload, Encoding encoding, format::DType dtype, uint32_t bulk_tag,
                         uint64_t count, uint64_t payload_bytes);
 
-// Validates a received match message of `bytes` bytes: magic, version, check, enums and sizes
-// consistent with `bytes`. False for anything else, such as a plain message of a non-conforming
-// sender.
-bool parse_header(const void* msg, size_t bytes, MatchHeader* out);
+// The compact match message of a raw payload carried inline, the common small message: 16 bytes
+// of header (a magic word whose low byte is the element type, then the element count), then the
+// payload. It has no check word: the message's size must be exactly 16 + count x element size,
+// which a corrupted count or type cannot meet but by chance of one in 2^56 per magic bit pattern.
+inline constexpr size_t kCompactHeaderBytes = 16;
+struct CompactHeader {
+  uint64_t magic_dtype;  // kCompactMagic | element type
+  uint64_t count;
+};
+static_assert(sizeof(CompactHeader) == kCompactHeaderBytes, "compact header is 16 bytes");
+inline constexpr uint64_t kCompactMagic = 0x314e495a504d0000ULL;  // "\0\0MPZIN1", version 1
+
+inline CompactHeader make_compact_header(format::DType dtype, uint64_t count) {
+  return CompactHeader{kCompactMagic | static_cast<uint8_t>(dtype), count};
+}
+
+// Validates a received match message of `bytes` bytes, in either form: magic, version, check,
+// enums and sizes consistent with `bytes`. A compact message comes back as the equivalent full
+// header (an inline raw payload). *payload_at (when given) receives the payload's offset in the
+// message. False for anything else, such as a plain message of a non-conforming sender.
+bool parse_header(const void* msg, size_t bytes, MatchHeader* out, size_t* payload_at = nullptr);
 
 }  // namespace mpizip::p2p

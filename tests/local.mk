@@ -2,27 +2,34 @@
 # preload), GPU tests (tests/gpu, run on a GPU machine by tests/gpu/run.sh), fuzz targets.
 
 # MPI integration: programs built here, driven by shell scripts that launch them.
-check_PROGRAMS += tests/mpi/smoke tests/mpi/threads tests/mpi/p2p_semantics tests/mpi/p2p_soak
+check_PROGRAMS += tests/mpi/smoke tests/mpi/threads tests/mpi/p2p_semantics tests/mpi/p2p_soak \
+	tests/mpi/collectives tests/mpi/p2p_progress
+tests_mpi_collectives_SOURCES = tests/mpi/collectives.cc tests/mpi/coll_cases.h
 tests_mpi_smoke_SOURCES = tests/mpi/smoke.c
 tests_mpi_threads_SOURCES = tests/mpi/threads.cc
 tests_mpi_p2p_semantics_SOURCES = tests/mpi/p2p_semantics.c
 tests_mpi_p2p_semantics_LDADD = -ldl
 tests_mpi_p2p_soak_SOURCES = tests/mpi/p2p_soak.c
+tests_mpi_p2p_progress_SOURCES = tests/mpi/p2p_progress.c
 TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
 	tests/mpi/no_init.sh tests/mpi/mpizip_run.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh \
-	tests/readme_settings.sh
-EXTRA_DIST += tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
-	tests/mpi/settings.sh tests/mpi/no_init.sh
+	tests/readme_settings.sh tests/mpi/collectives.sh tests/mpi/p2p_progress.sh
+EXTRA_DIST += tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
+	tests/mpi/settings.sh tests/mpi/no_init.sh tests/mpi/collectives.sh
 
 if HAVE_GTEST
-check_PROGRAMS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test
+check_PROGRAMS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \
+	tests/unit/pool_bounds_test
 tests_unit_buffers_test_SOURCES = tests/unit/buffers_test.cc
 tests_unit_buffers_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
+tests_unit_pool_bounds_test_SOURCES = tests/unit/pool_bounds_test.cc
+tests_unit_pool_bounds_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 tests_unit_settings_test_SOURCES = tests/unit/settings_test.cc
 tests_unit_settings_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 tests_unit_p2p_recv_test_SOURCES = tests/unit/p2p_recv_test.cc
 tests_unit_p2p_recv_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
-TESTS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test
+TESTS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \
+	tests/unit/pool_bounds_test
 endif
 
 include tests/codec-cpu.mk

@@ -1,7 +1,5 @@
 #include "src/core/coll_route.h"
 
-#include "p2p/staged.h"
-
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -9,6 +7,7 @@
 
 #include "coll/allreduce.h"
 #include "include/mpizip.h"
+#include "src/core/coll_staging.h"
 #include "src/core/comm_state.h"
 #include "src/core/protocol.h"
 #include "src/core/requests.h"
@@ -228,76 +227,13 @@ int start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count,
   return coll::start_allreduce(ch, a, cs->seq++, op);
 }
 
-// ---- The MPI library's allreduce, with device buffers staged through host memory --------------
-
-// MPI_Allreduce or MPI_Iallreduce by the MPI library, which cannot read GPU memory: device buffers
-// are copied to the host before and the result back after.
-class StagedAllreduce : public platform::Operation {
- public:
-  // Stages the buffers and calls the MPI library: MPI_Allreduce when `blocking` (the result is then
-  // in place when this returns), else MPI_Iallreduce, completed by progress().
-  int start(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-            MPI_Comm comm, bool blocking) {
-    int rc = MPI_SUCCESS;
-    const void* in = sendbuf;
-    if (sendbuf != MPI_IN_PLACE && platform::is_device_pointer(sendbuf)) {
-      rc = send_.prepare(const_cast<void*>(sendbuf), count, type);
-      if (rc != MPI_SUCCESS) return rc;
-      if (!ok(send_.load())) return MPI_ERR_OTHER;
-      in = send_.base();
-    }
-    void* out = recvbuf;
-    if (platform::is_device_pointer(recvbuf)) {
-      rc = recv_.prepare(recvbuf, count, type);
-      if (rc != MPI_SUCCESS) return rc;
-      if (!ok(recv_.load())) return MPI_ERR_OTHER;
-      out = recv_.base();
-      staged_out_ = true;
-    }
-    if (blocking) {
-      rc = PMPI_Allreduce(in, out, count, type, op, comm);
-      if (rc == MPI_SUCCESS && staged_out_ && !ok(recv_.store())) rc = MPI_ERR_OTHER;
-      return rc;
-    }
-    return PMPI_Iallreduce(in, out, count, type, op, comm, &req_);
-  }
-
-  bool progress() override {
-    if (req_ == MPI_REQUEST_NULL) return true;
-    int flag = 0;
-    int rc = PMPI_Test(&req_, &flag, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS && !flag) return false;
-    if (rc == MPI_SUCCESS && staged_out_ && !ok(recv_.store())) rc = MPI_ERR_OTHER;
-    status_.error = rc;
-    req_ = MPI_REQUEST_NULL;
-    return true;
-  }
-
- private:
-  p2p::HostCopy send_, recv_;
-  bool staged_out_ = false;
-  MPI_Request req_ = MPI_REQUEST_NULL;
-};
-
-// Device buffers in a call the MPI library serves.
-bool needs_staging(const void* sendbuf, const void* recvbuf, int count) {
-  return platform::has_gpu() && active() && count > 0 &&
-         (platform::is_device_pointer(recvbuf) ||
-          (sendbuf != MPI_IN_PLACE && platform::is_device_pointer(sendbuf)));
-}
-
 }  // namespace
 
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm) {
   auto r = route(count, type, op, comm);
-  if (!r) {
-    if (!needs_staging(sendbuf, recvbuf, count)) {
-      return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-    }
-    StagedAllreduce staged;
-    return raise(comm, staged.start(sendbuf, recvbuf, count, type, op, comm, true));
-  }
+  // The MPI library's allreduce, device buffers staged through host memory.
+  if (!r) return staged_allreduce(sendbuf, recvbuf, count, type, op, comm);
   std::unique_ptr<platform::Operation> o;
   int rc = start_twoshot(*r, sendbuf, recvbuf, count, comm, &o);
   if (rc == MPI_SUCCESS) rc = drive(*o);
@@ -307,18 +243,9 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
 int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm, MPI_Request* request) {
   auto r = route(count, type, op, comm);
+  if (!r) return staged_iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
   std::unique_ptr<platform::Operation> o;
-  int rc = MPI_SUCCESS;
-  if (!r) {
-    if (!needs_staging(sendbuf, recvbuf, count)) {
-      return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
-    }
-    auto staged = std::make_unique<StagedAllreduce>();
-    rc = staged->start(sendbuf, recvbuf, count, type, op, comm, false);
-    o = std::move(staged);
-  } else {
-    rc = start_twoshot(*r, sendbuf, recvbuf, count, comm, &o);
-  }
+  int rc = start_twoshot(*r, sendbuf, recvbuf, count, comm, &o);
   if (rc == MPI_SUCCESS) rc = request_start(std::move(o), comm, request);
   return raise(comm, rc);
 }

@@ -81,7 +81,12 @@ int copy_cb(MPI_Comm oldcomm, int, void*, void* attribute_val_in, void* attribut
   return MPI_SUCCESS;
 }
 
+// Bumped whenever a state leaves its communicator: invalidates every thread's lookup cache
+// (a freed communicator's handle can come back for a new one).
+std::atomic<uint64_t> g_generation{1};
+
 int delete_cb(MPI_Comm comm, int, void* attribute_val, void*) {
+  g_generation.fetch_add(1, std::memory_order_acq_rel);
   auto* s = static_cast<CommState*>(attribute_val);
   // Keep the application's name for the communicator: it cannot be asked once freed.
   char name[MPI_MAX_OBJECT_NAME] = {0};
@@ -141,10 +146,21 @@ CommState* comm_state(MPI_Comm comm) {
 
 CommState* comm_state_find(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL || g_keyval == MPI_KEYVAL_INVALID) return nullptr;
+  // The last communicator this thread looked up: MPI_Comm_get_attr takes a lock and a hash lookup
+  // in the MPI library, a noticeable part of a small message's cost.
+  struct Last {
+    MPI_Comm comm = MPI_COMM_NULL;
+    CommState* state = nullptr;
+    uint64_t generation = 0;
+  };
+  static thread_local __attribute__((tls_model("initial-exec"))) Last last;
+  const uint64_t generation = g_generation.load(std::memory_order_acquire);
+  if (last.comm == comm && last.generation == generation) return last.state;
   void* value = nullptr;
   int found = 0;
   if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS || !found) return nullptr;
-  return static_cast<CommState*>(value);
+  last = Last{comm, static_cast<CommState*>(value), generation};
+  return last.state;
 }
 
 CommState* process_state() { return g_process.get(); }

@@ -22,7 +22,7 @@ class Transport;
 
 namespace mpizip::core {
 
-inline constexpr int kMaxCallSites = 64;
+inline constexpr int kMaxCallSites = 128;
 
 // One MPI entry point, as the interposer names it. `index` < kMaxCallSites.
 struct CallSite {

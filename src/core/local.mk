@@ -10,4 +10,6 @@ libmpizip_core_la_SOURCES += \
 	src/core/progress_thread.h src/core/progress_thread.cc \
 	src/core/p2p_route.h src/core/p2p_route.cc
 # Collective entry points (MPI_Allreduce, MPI_Iallreduce): policy and staging, engines in coll/.
-libmpizip_core_la_SOURCES += src/core/coll_route.h src/core/coll_route.cc
+# The other collectives go to the MPI library, device buffers staged through host memory.
+libmpizip_core_la_SOURCES += src/core/coll_route.h src/core/coll_route.cc \
+	src/core/coll_staging.h src/core/coll_staging.cc

@@ -13,10 +13,12 @@
 #include "p2p/recv.h"
 #include "p2p/send.h"
 #include "p2p/staged.h"
+#include "src/core/mpi_status.h"
 #include "src/core/progress_thread.h"
 #include "src/core/protocol.h"
 #include "src/core/requests.h"
 #include "src/core/runtime.h"
+#include "src/core/stats.h"
 #include "src/platform/device.h"
 
 namespace mpizip::core {
@@ -25,8 +27,9 @@ namespace {
 // The protocol's view of one call, when the call takes the protocol.
 struct Route {
   CommState* state = nullptr;
-  p2p::Channel channel;
+  MPI_Comm comm = MPI_COMM_NULL;
   p2p::UserBuffer buffer;
+  p2p::Channel channel() const { return channel_of(state, comm); }
 };
 
 // Protocol when MPIZip is active, the communicator has the protocol and the datatype is a protocol
@@ -41,12 +44,12 @@ std::optional<Route> route(const void* buf, int count, MPI_Datatype type, int pe
   if (!dtype) return std::nullopt;
   Route r;
   r.state = s;
-  r.channel = channel_of(s, comm);
+  r.comm = comm;
   r.buffer.ptr = const_cast<void*>(buf);
   r.buffer.count = count;
   r.buffer.type = type;
   r.buffer.dtype = *dtype;
-  r.buffer.device = platform::is_device_pointer(buf);
+  r.buffer.device = process_has_gpu() && platform::is_device_pointer(buf);
   return r;
 }
 
@@ -68,15 +71,18 @@ CommState* protocol_comm(MPI_Comm comm) {
 // nothing of MPIZip's needs advancing meanwhile: the progress thread runs, or no MPIZip request
 // is registered. Then a blocking send or receive costs one MPI call more or less like the
 // application's own.
-bool may_block_in_mpi() { return progress_thread_running() || request_count() == 0; }
+inline bool may_block_in_mpi() { return progress_thread_running() || request_count() == 0; }
 
 int raise(MPI_Comm comm, int rc) {
   if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
   return rc;
 }
 
+// Statistics of protocol messages, counted only when MPIZIP_STATS is on (a few atomic additions
+// are a noticeable part of a small message's cost).
 void count_traffic(std::array<TypeCounters, 8>& by_type, CommState* s, format::DType t,
                    const p2p::Traffic& tr) {
+  if (!stats_on()) return;
   TypeCounters& c = by_type[static_cast<int>(t)];
   c.messages.fetch_add(1, std::memory_order_relaxed);
   if (tr.compressed) c.compressed.fetch_add(1, std::memory_order_relaxed);
@@ -124,8 +130,80 @@ bool serve_plain_from_queue(CommState* s, void* buf, int count, MPI_Datatype typ
   return true;
 }
 
+// The small-message fast path, both sides: a host buffer of a protocol datatype whose raw bytes
+// fit inside the match message travels as one compact match message (p2p/wire.h), sent and
+// received with one MPI call each, when nothing else of MPIZip's needs advancing meanwhile. Flat on
+// purpose: this is the whole cost MPIZip adds to a latency-bound code's messages.
+struct Small {
+  CommState* state;
+  format::DType dtype;
+  uint64_t bytes;
+};
+
+[[gnu::always_inline]] inline bool small_message(const void* buf, int count, MPI_Datatype type, int peer, MPI_Comm comm,
+                   bool sending, Small* out) {
+  if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL) return false;
+  CommState* s = comm_state_find(comm);
+  const auto dtype = protocol_dtype(s, comm, type);
+  if (!dtype) return false;
+  const p2p::SendPolicy& p = send_policy();
+  const uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(*dtype);
+  if (bytes > p.eager_bytes) return false;
+  // A sender compresses from min_bytes on; a receiver of at most eager_bytes can take any message
+  // that fits its buffer inline, so only the sender's choice matters here.
+  if (sending && p.host_compress && bytes > 0 && bytes >= p.min_bytes) return false;
+  if (process_has_gpu() && platform::is_device_pointer(buf)) return false;
+  if (!may_block_in_mpi()) return false;
+  if (!sending && !s->probed.empty()) return false;
+  *out = Small{s, *dtype, bytes};
+  return true;
+}
+
+// Copies up to 16 bytes without a library call, else calls memcpy.
+inline void copy_small(uint8_t* dst, const void* src, uint64_t n) {
+  if (n == 8) {
+    __builtin_memcpy(dst, src, 8);
+  } else if (n == 4) {
+    __builtin_memcpy(dst, src, 4);
+  } else if (n > 0) {
+    std::memcpy(dst, src, n);
+  }
+}
+
+// This thread's buffer for a blocking send's compact match message.
+[[gnu::always_inline]] inline uint8_t* thread_send_buffer() {
+  static thread_local __attribute__((tls_model("initial-exec"))) uint8_t* match = nullptr;
+  if (match == nullptr) [[unlikely]] {
+    static thread_local std::vector<uint8_t> storage(p2p::kCompactHeaderBytes + p2p::kMaxInlineBytes);
+    match = storage.data();
+  }
+  return match;
+}
+
+int send_small(const Small& m, const void* buf, int count, int dest, int tag, MPI_Comm comm,
+               bool synchronous) {
+  uint8_t* match = thread_send_buffer();
+  const p2p::CompactHeader h = p2p::make_compact_header(m.dtype, static_cast<uint64_t>(count));
+  __builtin_memcpy(match, &h, p2p::kCompactHeaderBytes);
+  copy_small(match + p2p::kCompactHeaderBytes, buf, m.bytes);
+  const int n = static_cast<int>(p2p::kCompactHeaderBytes + m.bytes);
+  const int rc = synchronous ? PMPI_Ssend(match, n, MPI_BYTE, dest, tag, comm)
+                             : PMPI_Send(match, n, MPI_BYTE, dest, tag, comm);
+  if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+  if (stats_on()) [[unlikely]] {
+    p2p::Traffic t;
+    t.app_bytes = t.wire_bytes = m.bytes;
+    count_traffic(m.state->sent, m.state, m.dtype, t);
+  }
+  return rc;
+}
+
 int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               bool synchronous) {
+  Small small;
+  if (small_message(buf, count, type, dest, comm, true, &small)) {
+    return send_small(small, buf, count, dest, tag, comm, synchronous);
+  }
   auto r = route(buf, count, type, dest, comm);
   if (!r && staged(buf, count, dest)) {
     std::unique_ptr<platform::Operation> op;
@@ -137,8 +215,8 @@ int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
                        : PMPI_Send(buf, count, type, dest, tag, comm);
   }
   std::unique_ptr<platform::Operation> op;
-  int rc = p2p::start_send(r->channel, r->buffer, dest, tag, synchronous, &op, sent_counter(*r));
-  if (rc == MPI_SUCCESS) rc = drive(*op);
+  int rc = p2p::start_send(r->channel(), r->buffer, dest, tag, synchronous, &op, sent_counter(*r));
+  if (rc == MPI_SUCCESS) rc = drive_detachable(std::move(op));
   return raise(comm, rc);
 }
 
@@ -156,9 +234,20 @@ int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                        : PMPI_Isend(buf, count, type, dest, tag, comm, request);
   }
   std::unique_ptr<platform::Operation> op;
-  int rc = p2p::start_send(r->channel, r->buffer, dest, tag, synchronous, &op, sent_counter(*r));
+  int rc = p2p::start_send(r->channel(), r->buffer, dest, tag, synchronous, &op, sent_counter(*r));
   if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
   return raise(comm, rc);
+}
+
+// This thread's buffer for a blocking receive's match message (any match message fits). The
+// pointer is initial-exec TLS: no lookup call on the small-message path.
+[[gnu::always_inline]] inline uint8_t* thread_match_buffer() {
+  static thread_local __attribute__((tls_model("initial-exec"))) uint8_t* match = nullptr;
+  if (match == nullptr) [[unlikely]] {
+    static thread_local std::vector<uint8_t> storage(p2p::kMaxMatchBytes);
+    match = storage.data();
+  }
+  return match;
 }
 
 // Fake MPI_Message handles for messages a matched probe took on a protocol communicator.
@@ -247,6 +336,32 @@ int issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI
 
 int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
          MPI_Status* status) {
+  Small small;
+  if (small_message(buf, count, type, source, comm, false, &small)) {
+    uint8_t* match = thread_match_buffer();
+    // Any match message fits: the eager size is the same on every rank (protocol.h).
+    const int capacity = static_cast<int>(p2p::kHeaderBytes + send_policy().eager_bytes);
+    MPI_Status own;
+    MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = PMPI_Recv(match, capacity, MPI_BYTE, source, tag, comm, st);
+    if (rc != MPI_SUCCESS) return raise(comm, rc);
+    const uint64_t bytes = status_bytes(*st);
+    const p2p::UserBuffer b{buf, count, type, small.dtype, false};
+    platform::OpStatus done;
+    p2p::Traffic traffic;
+    if (p2p::deliver_inline(b, match, bytes, &done, &traffic)) {
+      // MPI filled in source, tag and error; the count is the application's.
+      status_set_bytes(st, done.bytes, false);
+      st->MPI_ERROR = done.error;
+      if (stats_on()) [[unlikely]] count_traffic(small.state->received, small.state, small.dtype, traffic);
+      return raise(comm, done.error);
+    }
+    // Any other match message (a larger one, truncated here; another type): the general receiver.
+    p2p::RecvOp op(channel_of(small.state, comm), b, match, bytes, st->MPI_SOURCE, st->MPI_TAG);
+    drive(op);
+    count_traffic(small.state->received, small.state, small.dtype, op.traffic());
+    return raise(comm, fill_status(op.status(), status));
+  }
   auto r = route(buf, count, type, source, comm);
   if (!r) {
     platform::OpStatus st;
@@ -266,20 +381,29 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
   }
   if (may_block_in_mpi() && r->state->probed.empty()) {
     // The match message is received with one blocking call into this thread's buffer.
-    thread_local std::vector<uint8_t> match;
-    match.resize(p2p::kHeaderBytes + r->channel.policy.eager_bytes);
-    MPI_Status st;
-    int rc = PMPI_Recv(match.data(), static_cast<int>(match.size()), MPI_BYTE, source, tag, comm, &st);
+    uint8_t* match = thread_match_buffer();
+    // Any match message fits: the eager size is the same on every rank (protocol.h).
+    const int capacity = static_cast<int>(p2p::kHeaderBytes + send_policy().eager_bytes);
+    MPI_Status own;
+    MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = PMPI_Recv(match, capacity, MPI_BYTE, source, tag, comm, st);
     if (rc != MPI_SUCCESS) return raise(comm, rc);
-    int bytes = 0;
-    PMPI_Get_count(&st, MPI_BYTE, &bytes);
-    p2p::RecvOp op(r->channel, r->buffer, match.data(), static_cast<uint64_t>(bytes), st.MPI_SOURCE,
-                   st.MPI_TAG);
+    const uint64_t bytes = status_bytes(*st);
+    platform::OpStatus done;
+    p2p::Traffic traffic;
+    if (p2p::deliver_inline(r->buffer, match, bytes, &done, &traffic)) {
+      // MPI filled in source, tag and error; the count is the application's.
+      status_set_bytes(st, done.bytes, false);
+      st->MPI_ERROR = done.error;
+      count_traffic(r->state->received, r->state, r->buffer.dtype, traffic);
+      return raise(comm, done.error);
+    }
+    p2p::RecvOp op(r->channel(), r->buffer, match, bytes, st->MPI_SOURCE, st->MPI_TAG);
     drive(op);
     count_traffic(r->state->received, r->state, r->buffer.dtype, op.traffic());
     return raise(comm, fill_status(op.status(), status));
   }
-  p2p::RecvOp op(r->channel, r->buffer, source, tag);
+  p2p::RecvOp op(r->channel(), r->buffer, source, tag);
   count_received(op, *r);
   drive(op);
   return raise(comm, fill_status(op.status(), status));
@@ -301,7 +425,7 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
     }
     return PMPI_Irecv(buf, count, type, source, tag, comm, request);
   }
-  auto op = std::make_unique<p2p::RecvOp>(r->channel, r->buffer, source, tag);
+  auto op = std::make_unique<p2p::RecvOp>(r->channel(), r->buffer, source, tag);
   if (op->post_error() != MPI_SUCCESS) return raise(comm, op->post_error());
   count_received(*op, *r);
   return request_start(std::move(op), comm, request);
@@ -350,7 +474,7 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
     r->buffer.ptr = copy.data();
     r->buffer.device = false;
     std::unique_ptr<platform::Operation> op;
-    rc = p2p::start_send(r->channel, r->buffer, dest, sendtag, false, &op, sent_counter(*r));
+    rc = p2p::start_send(r->channel(), r->buffer, dest, sendtag, false, &op, sent_counter(*r));
     if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, &sreq);
   } else {
     int position = 0;
@@ -370,7 +494,7 @@ int send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
   Route route_copy = *r;
   return raise(comm, request_persistent(
       [route_copy, dest, tag](std::unique_ptr<platform::Operation>* op) {
-        return p2p::start_send(route_copy.channel, route_copy.buffer, dest, tag, false, op,
+        return p2p::start_send(route_copy.channel(), route_copy.buffer, dest, tag, false, op,
                                sent_counter(route_copy));
       },
       comm, request));
@@ -383,7 +507,7 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
   Route route_copy = *r;
   return raise(comm, request_persistent(
       [route_copy, source, tag](std::unique_ptr<platform::Operation>* op) {
-        auto recv_op = std::make_unique<p2p::RecvOp>(route_copy.channel, route_copy.buffer, source, tag);
+        auto recv_op = std::make_unique<p2p::RecvOp>(route_copy.channel(), route_copy.buffer, source, tag);
         count_received(*recv_op, route_copy);
         int rc = recv_op->post_error();
         if (rc == MPI_SUCCESS) *op = std::move(recv_op);

@@ -13,15 +13,18 @@
 #include "src/core/settings.h"
 #include "src/platform/device.h"
 #include "src/platform/log.h"
+#include "src/transport/transport.h"
 
 namespace mpizip::core {
+
+std::atomic<bool> g_progress_thread_running{false};
+
 namespace {
 
 std::thread g_thread;
 std::mutex g_mutex;
 std::condition_variable g_cv;
 bool g_stop = false;
-std::atomic<bool> g_running{false};
 
 void run() {
   std::unique_lock<std::mutex> lock(g_mutex);
@@ -44,7 +47,12 @@ void run() {
 bool progress_thread_wanted() {
   const Settings& s = settings();
   if (!s.enable || s.progress_thread == 2 || s.protocol == 2) return false;
-  if (s.progress_thread == 1 || s.protocol == 1 || s.host_compress) return true;
+  if (s.progress_thread == 1) return true;
+  // Host buffers over the MPI library's transport need no thread: a send completes once its
+  // payload is posted from MPIZip's memory (p2p/send.h), and MPI moves it from inside any call.
+  // The GPU pipeline and the transports MPI does not drive (UCX, the paced emulated link) do.
+  const auto kind = static_cast<transport::Kind>(s.transport);
+  if (kind == transport::Kind::kUcx || kind == transport::Kind::kEmulated) return true;
   std::string why;
   return !platform::gpus(&why).empty();
 }
@@ -58,12 +66,12 @@ void progress_thread_start(int provided) {
   }
   g_stop = false;
   g_thread = std::thread(run);
-  g_running.store(true);
+  g_progress_thread_running.store(true);
   MPIZIP_DEBUG("progress thread started");
 }
 
 void progress_thread_stop() {
-  if (!g_running.exchange(false)) return;
+  if (!g_progress_thread_running.exchange(false)) return;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_stop = true;
@@ -72,10 +80,9 @@ void progress_thread_stop() {
   g_thread.join();
 }
 
-bool progress_thread_running() { return g_running.load(std::memory_order_relaxed); }
 
 void progress_thread_notify() {
-  if (g_running.load(std::memory_order_relaxed)) g_cv.notify_one();
+  if (g_progress_thread_running.load(std::memory_order_relaxed)) g_cv.notify_one();
 }
 
 }  // namespace mpizip::core

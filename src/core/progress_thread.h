@@ -2,8 +2,13 @@
 // in an MPI call MPIZip does not intercept. Without it, a receive of a protocol datatype whose bulk
 // payload is rendezvous could wait for the application's next MPIZip call, while the sender waits
 // for that receive (e.g. the receiver in MPI_Barrier): MPI's own progress would have matched the
-// posted receive. Needs MPI_THREAD_MULTIPLE from the MPI library.
+// posted receive. Needs MPI_THREAD_MULTIPLE from the MPI library, which makes every MPI call of the
+// application dearer, so it runs only where it is needed (MPIZIP_PROGRESS_THREAD): elsewhere a send
+// completes as soon as its payload sits in MPIZip's memory and is posted to MPI, which then moves
+// it from inside any call, and the receiver posts its part when the application next calls MPIZip.
 #pragma once
+
+#include <atomic>
 
 namespace mpizip::core {
 
@@ -20,6 +25,9 @@ void progress_thread_notify();
 
 // True while the thread runs: blocking calls may then block in MPI without stalling other
 // operations.
-bool progress_thread_running();
+extern std::atomic<bool> g_progress_thread_running;
+inline bool progress_thread_running() {
+  return g_progress_thread_running.load(std::memory_order_relaxed);
+}
 
 }  // namespace mpizip::core

@@ -9,6 +9,8 @@
 
 #include "include/mpizip.h"
 #include "p2p/wire.h"
+#include "src/core/progress_thread.h"
+#include "src/core/requests.h"
 #include "src/core/settings.h"
 #include "src/platform/device.h"
 #include "src/platform/log.h"
@@ -21,9 +23,12 @@ int MPIZip_uint16_element_keyval = MPI_KEYVAL_INVALID;
 int MPIZip_uint8_element_keyval = MPI_KEYVAL_INVALID;
 
 namespace mpizip::core {
-namespace {
 
 bool g_job_on = false;
+
+namespace {
+
+bool g_job_gpu = false;  // some rank of the job has a GPU
 uint64_t g_eager_bytes = 0;
 int g_err_corrupt = MPI_ERR_OTHER;
 
@@ -96,6 +101,8 @@ int protocol_setup_job() {
   if (rc != MPI_SUCCESS) return rc;
   g_job_on = s.enable && job[3] == 0 && (job[0] != 0 || job[1] != 0 || job[2] != 0);
   g_eager_bytes = static_cast<uint64_t>(job[4]);
+  g_job_gpu = job[0] != 0;
+  protocol_refresh_policy();
   if (s.eager_bytes > p2p::kMaxInlineBytes) {
     MPIZIP_WARN("MPIZIP_EAGER_BYTES=%llu is above the limit; using %zu",
                 static_cast<unsigned long long>(s.eager_bytes), p2p::kMaxInlineBytes);
@@ -114,12 +121,14 @@ void protocol_teardown_job() {
   g_job_on = false;
 }
 
-bool protocol_job_on() { return g_job_on; }
 
 transport::Options transport_options() {
   const Settings& st = settings();
   transport::Options opt;
   opt.kind = static_cast<transport::Kind>(st.transport);
+  // A job without GPUs moves host memory only, which the MPI library does as well as UCX, and
+  // progresses by itself from inside any MPI call (no progress thread needed: progress_thread.h).
+  if (opt.kind == transport::Kind::kAuto && !g_job_gpu) opt.kind = transport::Kind::kPmpi;
   opt.force_internode = st.force_internode;
   opt.emu_gbps = st.emu_gbps;
   opt.emu_latency_us = st.emu_latency_us;
@@ -155,8 +164,16 @@ int protocol_attach(MPI_Comm comm) {
 void protocol_detach(MPI_Comm comm) {
   CommState* s = comm_state_find(comm);
   if (s == nullptr || !s->protocol.exchange(false)) return;
-  s->transport.reset();
-  if (s->shadow != MPI_COMM_NULL) PMPI_Comm_free(&s->shadow);
+  // Sends that completed for the application may still be moving their payloads through the
+  // transport (requests.h, background operations): the transport and the private communicator
+  // stay until they end, as MPI keeps a freed communicator for its pending operations.
+  std::shared_ptr<transport::Transport> t(std::move(s->transport));
+  MPI_Comm shadow = s->shadow;
+  s->shadow = MPI_COMM_NULL;
+  background_retire(t.get(), [t, shadow]() mutable {
+    t.reset();
+    if (shadow != MPI_COMM_NULL) PMPI_Comm_free(&shadow);
+  });
 }
 
 std::optional<format::DType> protocol_dtype(CommState* s, MPI_Comm comm, MPI_Datatype type) {
@@ -172,18 +189,27 @@ std::optional<format::DType> protocol_dtype(CommState* s, MPI_Comm comm, MPI_Dat
   return std::nullopt;
 }
 
-p2p::Channel channel_of(CommState* s, MPI_Comm comm) {
+p2p::SendPolicy g_policy;
+
+void protocol_refresh_policy() {
   const Settings& st = settings();
+  p2p::SendPolicy p;
+  p.min_bytes = st.min_bytes;
+  p.eager_bytes = g_eager_bytes;
+  p.host_compress = st.host_compress;
+  p.checksum = st.checksum;
+  p.pipeline = static_cast<p2p::Pipeline>(st.p2p_pipeline);
+  p.own_payload = !progress_thread_running();
+  g_policy = p;
+}
+
+p2p::Channel channel_of(CommState* s, MPI_Comm comm) {
   p2p::Channel ch;
   ch.comm = comm;
   ch.transport = s->transport.get();
   ch.bulk_tags = &s->bulk_tags;
   ch.probed = &s->probed;
-  ch.policy.min_bytes = st.min_bytes;
-  ch.policy.eager_bytes = g_eager_bytes;
-  ch.policy.host_compress = st.host_compress;
-  ch.policy.checksum = st.checksum;
-  ch.policy.pipeline = static_cast<p2p::Pipeline>(st.p2p_pipeline);
+  ch.policy = send_policy();
   ch.err_corrupt = g_err_corrupt;
   return ch;
 }

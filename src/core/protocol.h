@@ -27,7 +27,8 @@ int protocol_create_handles();
 int protocol_setup_job();
 // Frees what protocol_setup_job and protocol_attach created on live communicators.
 void protocol_teardown_job();
-bool protocol_job_on();
+extern bool g_job_on;
+inline bool protocol_job_on() { return g_job_on; }
 
 // Collective over `comm` (just created by the application): attaches the protocol when the job has
 // it on. A no-op for MPI_COMM_NULL and inter-communicators.
@@ -45,6 +46,13 @@ std::optional<format::DType> protocol_dtype(CommState* s, MPI_Comm comm, MPI_Dat
 
 // What the p2p layer needs to run the protocol on `s`.
 p2p::Channel channel_of(CommState* s, MPI_Comm comm);
+
+// The senders' policy (settings, the job's eager size, whether a progress thread runs), fixed at
+// MPI_Init: protocol_setup_job() sets it and protocol_refresh_policy() updates it once the
+// progress thread has started or not.
+extern p2p::SendPolicy g_policy;
+inline const p2p::SendPolicy& send_policy() { return g_policy; }
+void protocol_refresh_policy();
 
 // The error code MPIZip reports for a corrupt compressed payload (its own error class).
 int corrupt_payload_error();

@@ -5,10 +5,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/core/mpi_status.h"
 #include "src/core/progress_thread.h"
 #include "src/platform/log.h"
 
 namespace mpizip::core {
+
+std::atomic<size_t> g_in_flight{0};
+
 namespace {
 
 struct Entry {
@@ -36,6 +40,54 @@ struct Snapshot {
 std::recursive_mutex g_mutex;
 std::unordered_map<MPI_Request, Entry*> g_entries;
 std::atomic<size_t> g_count{0};
+std::atomic<size_t> g_background_count{0};
+
+// g_in_flight (requests.h): registered requests plus background operations. Under g_mutex.
+void publish_in_flight() {
+  g_in_flight.store(g_count.load(std::memory_order_relaxed) +
+                        g_background_count.load(std::memory_order_relaxed),
+                    std::memory_order_release);
+}
+
+// Detached operations (under g_mutex), and freed communicators' resources waiting for them.
+struct Retired {
+  const void* resource;
+  std::function<void()> release;
+};
+std::vector<std::unique_ptr<platform::Operation>> g_background;
+std::vector<Retired> g_retired;
+
+// Advances the background operations once; releases retired resources nothing uses any more.
+// Called with g_mutex held.
+void progress_background() {
+  if (g_background_count.load(std::memory_order_acquire) == 0 && g_retired.empty()) return;
+  for (size_t i = 0; i < g_background.size();) {
+    if (g_background[i]->progress()) {
+      g_background[i] = std::move(g_background.back());
+      g_background.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  g_background_count.store(g_background.size(), std::memory_order_release);
+  publish_in_flight();
+  for (size_t i = 0; i < g_retired.size();) {
+    if (!background_uses(g_retired[i].resource)) {
+      auto release = std::move(g_retired[i].release);
+      g_retired.erase(g_retired.begin() + static_cast<std::ptrdiff_t>(i));
+      release();
+    } else {
+      ++i;
+    }
+  }
+}
+
+// Moves a detachable operation to the background. Called with g_mutex held.
+void adopt(std::unique_ptr<platform::Operation> op) {
+  g_background.push_back(std::move(op));
+  g_background_count.store(g_background.size(), std::memory_order_release);
+  publish_in_flight();
+}
 
 Entry* find(MPI_Request r) {
   if (r == MPI_REQUEST_NULL || g_count.load(std::memory_order_acquire) == 0) return nullptr;
@@ -48,12 +100,14 @@ void add(Entry* e) {
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   g_entries[e->handle] = e;
   g_count.store(g_entries.size(), std::memory_order_release);
+  publish_in_flight();
 }
 
 void remove(Entry* e) {
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   g_entries.erase(e->handle);
   g_count.store(g_entries.size(), std::memory_order_release);
+  publish_in_flight();
   delete e;
 }
 
@@ -71,11 +125,16 @@ int free_cb(void* extra_state) {
 
 int cancel_cb(void*, int) { return MPI_SUCCESS; }  // MPIZip's cancel() handles its requests
 
-// Called with g_mutex held once e's operation is done.
+// Called with g_mutex held once e's operation is done, or detachable (it then goes on in the
+// background).
 void on_done(Entry* e) {
   e->done = true;
   e->final = e->op->status();
-  e->op.reset();
+  if (e->op->detachable()) {
+    adopt(std::move(e->op));
+  } else {
+    e->op.reset();
+  }
   if (e->persistent) {
     if (e->detached) {
       MPI_Request h = e->handle;
@@ -154,8 +213,7 @@ int fill_status(const platform::OpStatus& s, MPI_Status* status) {
     status->MPI_SOURCE = s.source;
     status->MPI_TAG = s.tag;
     status->MPI_ERROR = s.error;
-    PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(s.bytes));
-    PMPI_Status_set_cancelled(status, s.cancelled ? 1 : 0);
+    status_set_bytes(status, s.bytes, s.cancelled);
   }
   return s.error;
 }
@@ -192,13 +250,17 @@ int request_persistent(OpFactory make, MPI_Comm comm, MPI_Request* request) {
 }
 
 void progress() {
-  if (g_count.load(std::memory_order_acquire) == 0) return;
+  if (g_count.load(std::memory_order_acquire) == 0 &&
+      g_background_count.load(std::memory_order_acquire) == 0) {
+    return;
+  }
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   std::vector<Entry*> finished;
   for (auto& [handle, e] : g_entries) {
-    if (pending(e) && e->op->progress()) finished.push_back(e);
+    if (pending(e) && (e->op->progress() || e->op->detachable())) finished.push_back(e);
   }
   for (Entry* e : finished) on_done(e);
+  progress_background();
 }
 
 int drive(platform::Operation& op) {
@@ -206,7 +268,45 @@ int drive(platform::Operation& op) {
   return op.status().error;
 }
 
-size_t request_count() { return g_count.load(std::memory_order_acquire); }
+int drive_detachable(std::unique_ptr<platform::Operation> op) {
+  while (!op->progress()) {
+    if (op->detachable()) {
+      const int error = op->status().error;
+      std::lock_guard<std::recursive_mutex> lock(g_mutex);
+      adopt(std::move(op));
+      progress_thread_notify();
+      return error;
+    }
+    progress();
+  }
+  return op->status().error;
+}
+
+size_t background_count() { return g_background_count.load(std::memory_order_acquire); }
+
+void background_drain() {
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  while (!g_background.empty() || !g_retired.empty()) progress_background();
+}
+
+bool background_uses(const void* resource) {
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  for (const auto& op : g_background) {
+    if (op->resource() == resource) return true;
+  }
+  return false;
+}
+
+void background_retire(const void* resource, std::function<void()> release) {
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  if (!background_uses(resource)) {
+    release();
+    return;
+  }
+  g_retired.push_back(Retired{resource, std::move(release)});
+}
+
+
 
 int start(MPI_Request* request) {
   Entry* e = find(*request);

@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -35,6 +36,22 @@ void progress();
 // peers may be waiting for them. Returns the operation's MPI error code.
 int drive(platform::Operation& op);
 
+// As drive(), for an operation that may finish in the background (Operation::detachable()): returns
+// as soon as the application's part is done and keeps the rest running.
+int drive_detachable(std::unique_ptr<platform::Operation> op);
+
+// Operations running in the background (detached sends). They advance with every progress() and
+// end at the latest in background_drain(), which MPI_Finalize calls while the peers still progress.
+size_t background_count();
+void background_drain();
+
+// Whether a background operation still uses `resource` (Operation::resource()).
+bool background_uses(const void* resource);
+
+// Keeps `keep` (a freed communicator's transport and private communicator) until no background
+// operation uses `resource` any more, then calls it.
+void background_retire(const void* resource, std::function<void()> release);
+
 // Fills an MPI_Status from an operation's status. Returns the operation's error code.
 int fill_status(const platform::OpStatus& s, MPI_Status* status);
 
@@ -55,7 +72,8 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
 int start(MPI_Request* request);
 int startall(int count, MPI_Request requests[]);
 
-// Number of registered requests (for tests and statistics).
-size_t request_count();
+// Number of registered requests and background operations: MPIZip work still under way.
+extern std::atomic<size_t> g_in_flight;
+inline size_t request_count() { return g_in_flight.load(std::memory_order_acquire); }
 
 }  // namespace mpizip::core

@@ -4,6 +4,7 @@
 
 #include "src/core/comm_state.h"
 #include "src/core/progress_thread.h"
+#include "src/core/requests.h"
 #include "src/core/protocol.h"
 #include "src/core/settings.h"
 #include "src/core/stats.h"
@@ -15,10 +16,11 @@
 namespace mpizip::core {
 
 std::atomic<bool> g_bypass{true};
+std::atomic<bool> g_active{false};
+std::atomic<bool> g_has_gpu{false};
 
 namespace {
 
-std::atomic<bool> g_active{false};
 int g_thread_level = MPI_THREAD_SINGLE;   // what the application was granted
 int g_library_level = MPI_THREAD_SINGLE;  // what the MPI library granted MPIZip
 
@@ -41,12 +43,14 @@ void start() {
   }
   platform::buffers_configure(s.staging_bytes, s.device_pool_bytes);
   g_stats_on.store(s.stats, std::memory_order_relaxed);
+  g_has_gpu.store(platform::has_gpu(), std::memory_order_relaxed);
   g_active.store(true, std::memory_order_release);
   if (protocol_setup_job() != MPI_SUCCESS) {
     MPIZIP_WARN("cannot set up the point-to-point protocol; point-to-point calls pass through");
     protocol_teardown_job();
   }
   if (protocol_job_on()) progress_thread_start(g_library_level);
+  protocol_refresh_policy();
   g_bypass.store(!s.stats && !protocol_job_on() && !platform::has_gpu(), std::memory_order_release);
   MPIZIP_DEBUG("started, thread level %d (library %d)", g_thread_level, g_library_level);
 }
@@ -78,6 +82,8 @@ int mpi_query_thread(int* provided) {
 }
 
 int mpi_finalize() {
+  // Detached sends end while the peers still progress (they are in MPI_Finalize too).
+  if (active()) background_drain();
   g_bypass.store(true, std::memory_order_release);
   progress_thread_stop();
   if (g_active.exchange(false, std::memory_order_acq_rel)) {
@@ -91,7 +97,6 @@ int mpi_finalize() {
   return PMPI_Finalize();
 }
 
-bool active() { return g_active.load(std::memory_order_acquire); }
 int thread_level() { return g_thread_level; }
 
 }  // namespace mpizip::core

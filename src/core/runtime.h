@@ -16,7 +16,13 @@ int mpi_finalize();
 int mpi_query_thread(int* provided);
 
 // True between a successful MPI_Init and MPI_Finalize, when MPIZIP_ENABLE is on.
-bool active();
+extern std::atomic<bool> g_active;
+inline bool active() { return g_active.load(std::memory_order_acquire); }
+
+// True when this process has a GPU (set at MPI_Init): buffers can be device memory only then, so a
+// process without one never asks the GPU runtime about a pointer.
+extern std::atomic<bool> g_has_gpu;
+inline bool process_has_gpu() { return g_has_gpu.load(std::memory_order_relaxed); }
 
 // True when MPIZip has nothing to do in this process (disabled, or no protocol, no GPU and no
 // statistics): every intercepted call goes straight to the MPI library. Before MPI_Init and after

@@ -210,7 +210,10 @@ Settings parse_settings(const GetEnv& getenv_fn, std::vector<std::string>* warni
   return parse_all(getenv_fn, warnings).values;
 }
 
-const Settings& settings() { return process_settings().values; }
+const Settings& settings() {
+  static const Settings& values = process_settings().values;  // one guard test per call
+  return values;
+}
 
 std::vector<SettingInfo> describe_settings() {
   const Parsed& p = process_settings();

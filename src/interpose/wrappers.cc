@@ -1,8 +1,13 @@
 // The MPI_* entry points, generated from mpi_calls.def. Each wrapper decides nothing itself: it
 // counts the call when statistics are on and hands it to the handler the table names.
+#include <dlfcn.h>
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's extensions: declares MPIX_Query_cuda_support where it has it
+#endif
 
 #include "src/core/coll_route.h"
+#include "src/core/coll_staging.h"
 #include "src/core/p2p_route.h"
 #include "src/core/requests.h"
 #include "src/core/runtime.h"
@@ -25,6 +30,7 @@ static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
 }  // namespace mpizip
 
 #define BYTES(count, type) ::mpizip::core::bytes_of((count), (type))
+#define IN_PLACE_BYTES(buf, count, type) ((buf) == MPI_IN_PLACE ? 0 : BYTES(count, type))
 
 #define MPIZIP_CALL(name, params, args, comm, bytes, handler)                              \
   extern "C" int MPI_##name params {                                                       \
@@ -48,3 +54,17 @@ static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
 #include "src/interpose/mpi_calls.def"
 #undef MPIZIP_CALL
 #undef MPIZIP_CALL_ALWAYS
+
+// MPIX_Query_cuda_support (Open MPI's cuda extension; MPICH has it too): whether device buffers may
+// be passed to MPI. Yes where MPIZip stages or handles them in every call that takes a buffer
+// (core::cuda_support); else the MPI library's own answer, the next definition in the search order
+// (there is no PMPIX_ form), or 0 where the library has none.
+extern "C" int MPIX_Query_cuda_support(void) {
+  if (::mpizip::core::cuda_support()) return 1;
+  using Query = int (*)(void);
+  static const Query next = [] {
+    auto q = reinterpret_cast<Query>(dlsym(RTLD_NEXT, "MPIX_Query_cuda_support"));
+    return q == &MPIX_Query_cuda_support ? nullptr : q;
+  }();
+  return next != nullptr ? next() : 0;
+}

@@ -1,6 +1,7 @@
 // src/platform/device.h through the GPU runtime API (never the driver library, so that the library
 // loads on machines without a driver: there every runtime call fails and we report no GPU).
 #include <cstdio>
+#include <atomic>
 #include <mutex>
 
 #include "src/platform/device.h"
@@ -12,6 +13,12 @@ namespace {
 
 // Device count, probed once; 0 when the runtime cannot start.
 int device_count(std::string* why) {
+  // Asked on every message (is_device_pointer): the answer, once known, costs one load.
+  static std::atomic<int> known{-1};
+  if (why == nullptr) {
+    const int n = known.load(std::memory_order_acquire);
+    if (n >= 0) return n;
+  }
   static std::once_flag once;
   static int count = 0;
   static std::string reason;
@@ -26,6 +33,7 @@ int device_count(std::string* why) {
     }
   });
   if (why != nullptr) *why = reason;
+  known.store(count, std::memory_order_release);
   return count;
 }
 

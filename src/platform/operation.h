@@ -25,6 +25,15 @@ class Operation {
   // Tries to cancel. True when the operation is now cancelled (and complete); false when it has
   // progressed too far to be cancelled, and it then completes normally.
   virtual bool cancel() { return false; }
+  // True when, although not complete, the operation no longer needs the application: its buffer
+  // is free again and whatever MPI promises at completion holds (a send whose bytes are all in
+  // MPIZip's memory and posted, its match message gone or, for a synchronous send, matched). The
+  // request engine then completes the application's request and runs the rest in the background,
+  // as an MPI library completes a buffered eager send.
+  virtual bool detachable() const { return false; }
+  // The transport the rest of the operation needs (nullptr: none), so that a communicator freed
+  // meanwhile keeps it until the operation ends.
+  virtual const void* resource() const { return nullptr; }
   const OpStatus& status() const { return status_; }
 
  protected:

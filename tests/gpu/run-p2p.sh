@@ -21,3 +21,8 @@ for np in 2 3 4; do
       run "$np" "$prog" "$m" || fail "$np ranks, ${env:-defaults}"
   done
 done
+# Exhausted device memory and tiny pools: bit-exact through the fallbacks, one notice each.
+sh "$MPIZIP_SRCDIR/tests/gpu/run-p2p-oom.sh" || fail "memory shortage (tests/gpu/run-p2p-oom.sh)"
+# The MPI point-to-point semantics suite (tests/mpi/p2p_semantics.c) on device buffers, up to 1 GiB.
+sh "$MPIZIP_SRCDIR/tests/gpu/run-p2p-semantics.sh" ||
+  fail "point-to-point semantics on device buffers (tests/gpu/run-p2p-semantics.sh)"

@@ -21,7 +21,8 @@ cd "$src"
 cd "$build"
 [ -f Makefile ] || "$src/configure" --with-cuda
 make -j"$(nproc)" libmpizip.la tools/mpizip-info tests/gpu/codec_gpu_test tests/gpu/p2p_device \
-  tests/gpu/reduce_gpu_test tests/gpu/allreduce_device tests/gpu/transport_device osu-bench/codec
+  tests/gpu/p2p_oom tests/gpu/p2p_semantics_device tests/gpu/reduce_gpu_test \
+  tests/gpu/allreduce_device tests/gpu/transport_device osu-bench/codec
 
 status=0
 ./tests/gpu/codec_gpu_test --gtest_brief=1 >"$logs/codec_gpu_test.log" 2>&1 || status=$?

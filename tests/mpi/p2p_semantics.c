@@ -1,12 +1,28 @@
 /* MPI point-to-point semantics that must not change under MPIZip, whatever path a message takes
  * (plain, protocol raw inline or bulk, compressed). Run three ways by p2p_semantics.sh: without
- * MPIZip, with it, and with compression forced on every message. Needs 2..4 ranks. */
+ * MPIZip, with it, and with compression forced on every message. Needs 2..4 ranks.
+ *
+ * The same source built with -DP2P_DEVICE_BUFFERS is tests/gpu/p2p_semantics_device (run by
+ * tests/gpu/run-p2p-semantics.sh): every buffer handed to a point-to-point call is then device
+ * memory (cudaMalloc), filled and checked through host copies, with the same checks. Only the ints
+ * of handshakes stay on the host. */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef P2P_DEVICE_BUFFERS
+#include <cuda_runtime_api.h>
+#if defined(OPEN_MPI) && OPEN_MPI && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h> /* MPIX_Query_cuda_support */
+#endif
+#endif
+#define PROGRAM "p2p_semantics_device"
+#else
+#define PROGRAM "p2p_semantics"
+#endif
 
 static int rank, size;
 static int failures;
@@ -77,12 +93,103 @@ static int esize_of(MPI_Datatype t) {
   return s;
 }
 
+/* ---- message buffers. Every buffer handed to a point-to-point call comes from buf_alloc: host
+ * memory, or device memory with -DP2P_DEVICE_BUFFERS. The test reads and writes them only through
+ * these functions, from and into host memory. */
+static void* buf_alloc(size_t bytes);
+static void buf_free(void* b);
+static void buf_put(void* b, const void* host, size_t bytes); /* host -> buffer */
+static void buf_get(void* host, const void* b, size_t bytes); /* buffer -> host */
+static void buf_set(void* b, int byte, size_t bytes);
+static void buf_copy(void* dst, const void* src, size_t bytes); /* buffer -> buffer */
+
+#ifdef P2P_DEVICE_BUFFERS
+#define CUDA(call)                                                           \
+  do {                                                                       \
+    cudaError_t err_ = (call);                                               \
+    CHECK(err_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(err_));   \
+  } while (0)
+/* The copies and sets run on the legacy default stream, while MPIZip works on streams of its own:
+ * each waits until the device holds the result (cudaMemcpy from pageable host memory may return
+ * before its DMA ends, cudaMemset and device-to-device copies return at once). */
+static void* buf_alloc(size_t bytes) {
+  void* p = NULL;
+  CUDA(cudaMalloc(&p, bytes > 0 ? bytes : 1));
+  return p;
+}
+static void buf_free(void* b) { CUDA(cudaFree(b)); }
+static void buf_put(void* b, const void* host, size_t bytes) {
+  if (bytes == 0) return;
+  CUDA(cudaMemcpy(b, host, bytes, cudaMemcpyHostToDevice));
+  CUDA(cudaDeviceSynchronize());
+}
+static void buf_get(void* host, const void* b, size_t bytes) {
+  if (bytes == 0) return;
+  CUDA(cudaMemcpy(host, b, bytes, cudaMemcpyDeviceToHost));
+}
+static void buf_set(void* b, int byte, size_t bytes) {
+  CUDA(cudaMemset(b, byte, bytes));
+  CUDA(cudaDeviceSynchronize());
+}
+static void buf_copy(void* dst, const void* src, size_t bytes) {
+  CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
+  CUDA(cudaDeviceSynchronize());
+}
+#else
+static void* buf_alloc(size_t bytes) {
+  void* p = malloc(bytes > 0 ? bytes : 1);
+  CHECK(p != NULL, "out of memory (%zu bytes)", bytes);
+  return p;
+}
+static void buf_free(void* b) { free(b); }
+static void buf_put(void* b, const void* host, size_t bytes) { memcpy(b, host, bytes); }
+static void buf_get(void* host, const void* b, size_t bytes) { memcpy(host, b, bytes); }
+static void buf_set(void* b, int byte, size_t bytes) { memset(b, byte, bytes); }
+static void buf_copy(void* dst, const void* src, size_t bytes) { memcpy(dst, src, bytes); }
+#endif
+
+/* fill() into a buffer. */
+static void buf_fill(void* b, size_t bytes, int esize, uint64_t seed) {
+#ifdef P2P_DEVICE_BUFFERS
+  void* h = malloc(bytes > 0 ? bytes : 1);
+  CHECK(h != NULL, "out of host memory (%zu bytes)", bytes);
+  fill(h, bytes, esize, seed);
+  buf_put(b, h, bytes);
+  free(h);
+#else
+  fill(b, bytes, esize, seed);
+#endif
+}
+
+/* Whether the buffer's first `bytes` bytes are those of host memory `want`. */
+static int buf_compare(const void* b, const void* want, size_t bytes) {
+#ifdef P2P_DEVICE_BUFFERS
+  void* h = malloc(bytes > 0 ? bytes : 1);
+  CHECK(h != NULL, "out of host memory (%zu bytes)", bytes);
+  buf_get(h, b, bytes);
+  int same = memcmp(h, want, bytes) == 0;
+  free(h);
+  return same;
+#else
+  return memcmp(b, want, bytes) == 0;
+#endif
+}
+
+/* The byte at `offset`. */
+static unsigned char buf_byte(const void* b, size_t offset) {
+  unsigned char c;
+  buf_get(&c, (const unsigned char*)b + offset, 1);
+  return c;
+}
+
 /* ---- tests */
 
-/* Every protocol datatype, sizes from 0 to `max_bytes`, blocking and non-blocking, bit-exact. */
+/* Every protocol datatype, sizes from 0 to `max_bytes`, blocking and non-blocking, bit-exact.
+ * Above 16 MB only fp32, bf16 and int, up to 1 GiB (268M floats, 536M bf16: int counts). */
 static void exchange_sizes(MPI_Comm comm, size_t max_bytes) {
   MPI_Datatype types[] = {MPI_FLOAT, MPI_DOUBLE, t_bf16, t_fp16, t_e4m3, t_e5m2, MPI_INT};
-  size_t sizes[] = {0, 1, 7, 1000, 16384 - 1, 16384 + 1, 65536, 1 << 20, 16 << 20, 256 << 20};
+  size_t sizes[] = {0, 1, 7, 1000, 16384 - 1, 16384 + 1, 65536, 1 << 20, 16 << 20, 256 << 20,
+                    (size_t)1 << 30};
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ++ti) {
     int es = esize_of(types[ti]);
@@ -91,20 +198,22 @@ static void exchange_sizes(MPI_Comm comm, size_t max_bytes) {
       if (bytes > max_bytes) continue;
       if (bytes > (16 << 20) && ti > 0 && ti < 6 && ti != 2) continue; /* 256 MB: fp32, bf16, int */
       int count = (int)(bytes / (size_t)es);
-      unsigned char* out = malloc(bytes + 1);
-      unsigned char* in = malloc(bytes + 1);
+      unsigned char* out = buf_alloc(bytes + 1);
+      unsigned char* in = buf_alloc(bytes + 1);
       unsigned char* want = malloc(bytes + 1);
-      fill(out, bytes, es, (uint64_t)(rank * 1000 + ti * 31 + si));
+      CHECK(want != NULL, "out of memory (%zu bytes)", bytes + 1);
+      buf_fill(out, bytes, es, (uint64_t)(rank * 1000 + ti * 31 + si));
       fill(want, bytes, es, (uint64_t)(left * 1000 + ti * 31 + si));
-      memset(in, 0xA5, bytes + 1);
+      buf_set(in, 0xA5, bytes + 1);
       MPI_Request r[2];
       MPI_Status st;
       MPI_Irecv(in, count, types[ti], left, (int)si, comm, &r[0]);
       MPI_Isend(out, count, types[ti], right, (int)si, comm, &r[1]);
       MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
-      CHECK(memcmp(in, want, bytes) == 0 && in[bytes] == 0xA5, "type %zu, %zu bytes: data", ti, bytes);
+      CHECK(buf_compare(in, want, bytes) && buf_byte(in, bytes) == 0xA5, "type %zu, %zu bytes: data", ti,
+            bytes);
       /* blocking, the other direction */
-      memset(in, 0xA5, bytes + 1);
+      buf_set(in, 0xA5, bytes + 1);
       if (rank % 2 == 0) {
         MPI_Send(out, count, types[ti], right, 77, comm);
         MPI_Recv(in, count, types[ti], left, 77, comm, &st);
@@ -116,9 +225,10 @@ static void exchange_sizes(MPI_Comm comm, size_t max_bytes) {
       MPI_Get_count(&st, types[ti], &got);
       CHECK(got == count && st.MPI_SOURCE == left && st.MPI_TAG == 77, "status %d/%d %d %d", got,
             count, st.MPI_SOURCE, st.MPI_TAG);
-      CHECK(memcmp(in, want, bytes) == 0 && in[bytes] == 0xA5, "blocking type %zu, %zu bytes", ti, bytes);
-      free(out);
-      free(in);
+      CHECK(buf_compare(in, want, bytes) && buf_byte(in, bytes) == 0xA5, "blocking type %zu, %zu bytes", ti,
+            bytes);
+      buf_free(out);
+      buf_free(in);
       free(want);
     }
   }
@@ -128,9 +238,9 @@ static void exchange_sizes(MPI_Comm comm, size_t max_bytes) {
  * MPI_ANY_SOURCE / MPI_ANY_TAG and checks each message against its status. */
 static void wildcards(MPI_Comm comm) {
   const int n = 4096;
-  float* buf = malloc(sizeof(float) * n);
+  float* buf = buf_alloc(sizeof(float) * n);
   if (rank != 0) {
-    fill(buf, sizeof(float) * n, 4, (uint64_t)rank);
+    buf_fill(buf, sizeof(float) * n, 4, (uint64_t)rank);
     MPI_Send(buf, n, MPI_FLOAT, 0, 100 + rank, comm);
     MPI_Send(buf, n / 2, MPI_FLOAT, 0, 200 + rank, comm);
   } else {
@@ -143,11 +253,11 @@ static void wildcards(MPI_Comm comm) {
       CHECK(st.MPI_TAG == 100 + st.MPI_SOURCE || st.MPI_TAG == 200 + st.MPI_SOURCE, "tag %d", st.MPI_TAG);
       CHECK(count == (st.MPI_TAG < 200 ? n : n / 2), "count %d", count);
       fill(want, sizeof(float) * n, 4, (uint64_t)st.MPI_SOURCE);
-      CHECK(memcmp(buf, want, sizeof(float) * (size_t)count) == 0, "wildcard data");
+      CHECK(buf_compare(buf, want, sizeof(float) * (size_t)count), "wildcard data");
     }
     free(want);
   }
-  free(buf);
+  buf_free(buf);
   MPI_Barrier(comm);
 }
 
@@ -160,26 +270,29 @@ static void ordering(MPI_Comm comm) {
     float** bufs = malloc(sizeof(float*) * msgs);
     for (int i = 0; i < msgs; ++i) {
       int n = sizes[i % 6];
-      bufs[i] = malloc(sizeof(float) * (size_t)(n + 1));
-      fill(bufs[i], sizeof(float) * (size_t)n, 4, (uint64_t)(i + 7));
-      if (n > 0) bufs[i][0] = (float)i;
+      bufs[i] = buf_alloc(sizeof(float) * (size_t)(n + 1));
+      buf_fill(bufs[i], sizeof(float) * (size_t)n, 4, (uint64_t)(i + 7));
+      float first = (float)i;
+      if (n > 0) buf_put(bufs[i], &first, sizeof first);
       MPI_Isend(bufs[i], n, MPI_FLOAT, 0, 5, comm, &r[i]);
     }
     MPI_Waitall(msgs, r, MPI_STATUSES_IGNORE);
-    for (int i = 0; i < msgs; ++i) free(bufs[i]);
+    for (int i = 0; i < msgs; ++i) buf_free(bufs[i]);
     free(bufs);
     free(r);
   } else if (rank == 0) {
-    float* buf = malloc(sizeof(float) * 300000);
+    float* buf = buf_alloc(sizeof(float) * 300000);
     for (int i = 0; i < msgs; ++i) {
       MPI_Status st;
       MPI_Recv(buf, 300000, MPI_FLOAT, 1, 5, comm, &st);
       int count;
       MPI_Get_count(&st, MPI_FLOAT, &count);
       CHECK(count == sizes[i % 6], "message %d: count %d", i, count);
-      if (count > 0) CHECK(buf[0] == (float)i, "message %d arrived out of order (%g)", i, buf[0]);
+      float first = 0;
+      if (count > 0) buf_get(&first, buf, sizeof first);
+      if (count > 0) CHECK(first == (float)i, "message %d arrived out of order (%g)", i, first);
     }
-    free(buf);
+    buf_free(buf);
   }
   MPI_Barrier(comm);
 }
@@ -188,8 +301,9 @@ static void ordering(MPI_Comm comm) {
  * MPI_PROC_NULL. */
 static void probes(MPI_Comm comm) {
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
-  double out[3000], in[3000];
-  fill(out, sizeof out, 8, (uint64_t)rank + 50);
+  double* out = buf_alloc(3000 * sizeof(double));
+  double* in = buf_alloc(3000 * sizeof(double));
+  buf_fill(out, 3000 * sizeof(double), 8, (uint64_t)rank + 50);
   MPI_Request r[4];
   MPI_Isend(out, 2500, MPI_DOUBLE, right, 1, comm, &r[0]);
   MPI_Isend(out, 0, MPI_DOUBLE, right, 2, comm, &r[1]);
@@ -206,7 +320,7 @@ static void probes(MPI_Comm comm) {
   MPI_Recv(in, count, MPI_DOUBLE, left, 1, comm, MPI_STATUS_IGNORE);
   double want[3000];
   fill(want, sizeof want, 8, (uint64_t)left + 50);
-  CHECK(memcmp(in, want, 2500 * sizeof(double)) == 0, "probe then receive");
+  CHECK(buf_compare(in, want, 2500 * sizeof(double)), "probe then receive");
   int flag = 0;
   while (!flag) MPI_Iprobe(left, 2, comm, &flag, &st);
   MPI_Get_count(&st, MPI_DOUBLE, &count);
@@ -218,9 +332,10 @@ static void probes(MPI_Comm comm) {
   MPI_Mprobe(left, 3, comm, &msg, &st);
   MPI_Get_count(&st, MPI_INT, &count);
   CHECK(count == 17, "mprobe of a plain message %d", count);
-  int ints[17];
+  int* ints = buf_alloc(17 * sizeof(int));
   MPI_Mrecv(ints, 17, MPI_INT, &msg, &st);
-  CHECK(msg == MPI_MESSAGE_NULL && memcmp(ints, want, sizeof ints) == 0, "mrecv of a plain message");
+  CHECK(msg == MPI_MESSAGE_NULL && buf_compare(ints, want, 17 * sizeof(int)), "mrecv of a plain message");
+  buf_free(ints);
   flag = 0;
   while (!flag) MPI_Improbe(left, 4, comm, &flag, &msg, &st);
   MPI_Get_count(&st, MPI_DOUBLE, &count);
@@ -229,7 +344,7 @@ static void probes(MPI_Comm comm) {
   MPI_Imrecv(in, 100, MPI_DOUBLE, &msg, &rr);
   MPI_Wait(&rr, &st);
   MPI_Get_count(&st, MPI_DOUBLE, &count);
-  CHECK(count == 100 && memcmp(in, want, 100 * sizeof(double)) == 0, "imrecv");
+  CHECK(count == 100 && buf_compare(in, want, 100 * sizeof(double)), "imrecv");
   MPI_Waitall(4, r, MPI_STATUSES_IGNORE);
 
   /* MPI_PROC_NULL */
@@ -238,6 +353,8 @@ static void probes(MPI_Comm comm) {
   MPI_Get_count(&st, MPI_DOUBLE, &count);
   CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && count == 0, "proc null");
   MPI_Barrier(comm);
+  buf_free(out);
+  buf_free(in);
 }
 
 /* Truncation with MPI_ERRORS_RETURN: the error comes back, the first elements arrive. */
@@ -249,10 +366,10 @@ static void truncation(MPI_Comm comm) {
   int ns[] = {100, 100000};
   for (int k = 0; k < 2; ++k) {
     int n = ns[k];
-    float* out = malloc(sizeof(float) * (size_t)n);
-    float* in = malloc(sizeof(float) * (size_t)n);
+    float* out = buf_alloc(sizeof(float) * (size_t)n);
+    float* in = buf_alloc(sizeof(float) * (size_t)n);
     float* want = malloc(sizeof(float) * (size_t)n);
-    fill(out, sizeof(float) * (size_t)n, 4, (uint64_t)rank + 9);
+    buf_fill(out, sizeof(float) * (size_t)n, 4, (uint64_t)rank + 9);
     fill(want, sizeof(float) * (size_t)n, 4, (uint64_t)left + 9);
     MPI_Request r;
     MPI_Isend(out, n, MPI_FLOAT, right, 9, c, &r);
@@ -261,15 +378,16 @@ static void truncation(MPI_Comm comm) {
     int cls;
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_TRUNCATE, "truncation returned class %d", cls);
-    CHECK(memcmp(in, want, sizeof(float) * (size_t)(n / 2)) == 0, "truncated data");
+    CHECK(buf_compare(in, want, sizeof(float) * (size_t)(n / 2)), "truncated data");
     MPI_Wait(&r, MPI_STATUS_IGNORE);
-    free(out);
-    free(in);
+    buf_free(out);
+    buf_free(in);
     free(want);
   }
   /* and through a request */
-  float out[64], in[8];
-  fill(out, sizeof out, 4, 3);
+  float* out = buf_alloc(64 * sizeof(float));
+  float* in = buf_alloc(8 * sizeof(float));
+  buf_fill(out, 64 * sizeof(float), 4, 3);
   MPI_Request r[2];
   MPI_Status st[2];
   MPI_Irecv(in, 8, MPI_FLOAT, left, 10, c, &r[0]);
@@ -279,6 +397,8 @@ static void truncation(MPI_Comm comm) {
   int cls;
   MPI_Error_class(st[0].MPI_ERROR, &cls);
   CHECK(cls == MPI_ERR_TRUNCATE, "status error class %d", cls);
+  buf_free(out);
+  buf_free(in);
   MPI_Comm_free(&c);
 }
 
@@ -286,18 +406,21 @@ static void truncation(MPI_Comm comm) {
 static void completion(MPI_Comm comm) {
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   enum { N = 20000 };
-  float* fo = malloc(sizeof(float) * N);
-  float* fi = malloc(sizeof(float) * N);
+  float* fo = buf_alloc(sizeof(float) * N);
+  float* fi = buf_alloc(sizeof(float) * N);
   float* fw = malloc(sizeof(float) * N);
-  int io[50], ii[50];
-  fill(fo, sizeof(float) * N, 4, (uint64_t)rank + 70);
+  int* io = buf_alloc(50 * sizeof(int));
+  int* ii = buf_alloc(50 * sizeof(int));
+  int ints[50];
+  buf_fill(fo, sizeof(float) * N, 4, (uint64_t)rank + 70);
   fill(fw, sizeof(float) * N, 4, (uint64_t)left + 70);
-  for (int i = 0; i < 50; ++i) io[i] = rank * 100 + i;
+  for (int i = 0; i < 50; ++i) ints[i] = rank * 100 + i;
+  buf_put(io, ints, sizeof ints);
   for (int form = 0; form < 6; ++form) {
     MPI_Request r[4];
     MPI_Status st[4];
-    memset(fi, 0, sizeof(float) * N);
-    memset(ii, 0, sizeof ii);
+    buf_set(fi, 0, sizeof(float) * N);
+    buf_set(ii, 0, 50 * sizeof(int));
     MPI_Irecv(fi, N, MPI_FLOAT, left, 20 + form, comm, &r[0]);
     MPI_Irecv(ii, 50, MPI_INT, left, 40 + form, comm, &r[1]);
     MPI_Isend(fo, N, MPI_FLOAT, right, 20 + form, comm, &r[2]);
@@ -340,8 +463,9 @@ static void completion(MPI_Comm comm) {
         }
         break;
     }
-    CHECK(memcmp(fi, fw, sizeof(float) * N) == 0, "form %d: float data", form);
-    CHECK(ii[49] == left * 100 + 49, "form %d: int data", form);
+    CHECK(buf_compare(fi, fw, sizeof(float) * N), "form %d: float data", form);
+    buf_get(ints, ii, sizeof ints);
+    CHECK(ints[49] == left * 100 + 49, "form %d: int data", form);
     if (form == 0 || form == 1) {
       int count;
       MPI_Get_count(&st[0], MPI_FLOAT, &count);
@@ -374,35 +498,37 @@ static void completion(MPI_Comm comm) {
   MPI_Request_free(&r);
   CHECK(r == MPI_REQUEST_NULL, "request_free");
   MPI_Recv(fi, N, MPI_FLOAT, left, 61, comm, MPI_STATUS_IGNORE);
-  CHECK(memcmp(fi, fw, sizeof(float) * N) == 0, "data of a freed send");
+  CHECK(buf_compare(fi, fw, sizeof(float) * N), "data of a freed send");
   MPI_Barrier(comm);
-  free(fo);
-  free(fi);
+  buf_free(fo);
+  buf_free(fi);
   free(fw);
+  buf_free(io);
+  buf_free(ii);
 }
 
 /* Sendrecv, sendrecv_replace, persistent requests. */
 static void combined(MPI_Comm comm) {
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   enum { N = 50000 };
-  double* o = malloc(sizeof(double) * N);
-  double* i = malloc(sizeof(double) * N);
+  double* o = buf_alloc(sizeof(double) * N);
+  double* i = buf_alloc(sizeof(double) * N);
   double* w = malloc(sizeof(double) * N);
-  fill(o, sizeof(double) * N, 8, (uint64_t)rank + 3);
+  buf_fill(o, sizeof(double) * N, 8, (uint64_t)rank + 3);
   fill(w, sizeof(double) * N, 8, (uint64_t)left + 3);
   MPI_Status st;
   MPI_Sendrecv(o, N, MPI_DOUBLE, right, 1, i, N, MPI_DOUBLE, left, 1, comm, &st);
   int count;
   MPI_Get_count(&st, MPI_DOUBLE, &count);
-  CHECK(count == N && memcmp(i, w, sizeof(double) * N) == 0, "sendrecv");
-  memcpy(i, o, sizeof(double) * N);
+  CHECK(count == N && buf_compare(i, w, sizeof(double) * N), "sendrecv");
+  buf_copy(i, o, sizeof(double) * N);
   MPI_Sendrecv_replace(i, N, MPI_DOUBLE, right, 2, left, 2, comm, &st);
-  CHECK(memcmp(i, w, sizeof(double) * N) == 0, "sendrecv_replace");
+  CHECK(buf_compare(i, w, sizeof(double) * N), "sendrecv_replace");
   MPI_Request r[2];
   MPI_Recv_init(i, N, MPI_DOUBLE, left, 3, comm, &r[0]);
   MPI_Send_init(o, N, MPI_DOUBLE, right, 3, comm, &r[1]);
   for (int it = 0; it < 5; ++it) {
-    memset(i, 0, sizeof(double) * N);
+    buf_set(i, 0, sizeof(double) * N);
     MPI_Startall(2, r);
     if (it % 2) {
       MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
@@ -413,12 +539,12 @@ static void combined(MPI_Comm comm) {
       MPI_Wait(&r[1], MPI_STATUS_IGNORE);
     }
     CHECK(r[0] != MPI_REQUEST_NULL && r[1] != MPI_REQUEST_NULL, "persistent request freed");
-    CHECK(memcmp(i, w, sizeof(double) * N) == 0, "persistent data %d", it);
+    CHECK(buf_compare(i, w, sizeof(double) * N), "persistent data %d", it);
   }
   MPI_Request_free(&r[0]);
   MPI_Request_free(&r[1]);
-  free(o);
-  free(i);
+  buf_free(o);
+  buf_free(i);
   free(w);
 }
 
@@ -426,18 +552,18 @@ static void combined(MPI_Comm comm) {
 static void many_outstanding(MPI_Comm comm) {
   enum { M = 10000, N = 64 };
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
-  float* out = malloc(sizeof(float) * M * N);
-  float* in = malloc(sizeof(float) * M * N);
+  float* out = buf_alloc(sizeof(float) * M * N);
+  float* in = buf_alloc(sizeof(float) * M * N);
   MPI_Request* r = malloc(sizeof(MPI_Request) * 2 * M);
-  fill(out, sizeof(float) * M * N, 4, (uint64_t)rank);
+  buf_fill(out, sizeof(float) * M * N, 4, (uint64_t)rank);
   for (int k = 0; k < M; ++k) MPI_Isend(out + (size_t)k * N, N, MPI_FLOAT, right, k % 1000, comm, &r[M + k]);
   for (int k = 0; k < M; ++k) MPI_Irecv(in + (size_t)k * N, N, MPI_FLOAT, left, k % 1000, comm, &r[k]);
   MPI_Waitall(2 * M, r, MPI_STATUSES_IGNORE);
   float* want = malloc(sizeof(float) * M * N);
   fill(want, sizeof(float) * M * N, 4, (uint64_t)left);
-  CHECK(memcmp(in, want, sizeof(float) * M * N) == 0, "10,000 outstanding");
-  free(out);
-  free(in);
+  CHECK(buf_compare(in, want, sizeof(float) * M * N), "10,000 outstanding");
+  buf_free(out);
+  buf_free(in);
   free(want);
   free(r);
 }
@@ -450,9 +576,9 @@ static void type_mismatch(MPI_Comm comm) {
   MPI_Comm_dup(comm, &c);
   MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
-  float out[100];
-  uint16_t in[400];
-  fill(out, sizeof out, 4, 1);
+  float* out = buf_alloc(100 * sizeof(float));
+  uint16_t* in = buf_alloc(400 * sizeof(uint16_t));
+  buf_fill(out, 100 * sizeof(float), 4, 1);
   MPI_Request r;
   MPI_Isend(out, 100, MPI_FLOAT, right, 1, c, &r);
   int rc = MPI_Recv(in, 200, t_bf16, left, 1, c, MPI_STATUS_IGNORE);
@@ -460,6 +586,8 @@ static void type_mismatch(MPI_Comm comm) {
   MPI_Error_class(rc, &cls);
   CHECK(cls == MPI_ERR_TYPE, "mismatched receive returned class %d", cls);
   MPI_Wait(&r, MPI_STATUS_IGNORE);
+  buf_free(out);
+  buf_free(in);
   MPI_Comm_free(&c);
 }
 
@@ -471,16 +599,16 @@ static void declared_types(MPI_Comm comm) {
   if (key != NULL) MPI_Comm_set_attr(c, *key, (void*)(intptr_t)1 /* MPIZIP_ELEM_BF16 */);
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   enum { N = 300000 };
-  uint16_t* o = malloc(2 * N);
-  uint16_t* i = malloc(2 * N);
+  uint16_t* o = buf_alloc(2 * N);
+  uint16_t* i = buf_alloc(2 * N);
   uint16_t* w = malloc(2 * N);
-  fill(o, 2 * N, 2, (uint64_t)rank + 11);
+  buf_fill(o, 2 * N, 2, (uint64_t)rank + 11);
   fill(w, 2 * N, 2, (uint64_t)left + 11);
   MPI_Sendrecv(o, N, MPI_UINT16_T, right, 0, i, N, MPI_UINT16_T, left, 0, c, MPI_STATUS_IGNORE);
-  CHECK(memcmp(i, w, 2 * N) == 0, "declared bf16");
+  CHECK(buf_compare(i, w, 2 * N), "declared bf16");
   MPI_Comm_free(&c);
-  free(o);
-  free(i);
+  buf_free(o);
+  buf_free(i);
   free(w);
 }
 
@@ -489,9 +617,9 @@ static void declared_types(MPI_Comm comm) {
  * for the sender (MPI matches a posted receive from inside any call; so must MPIZip). */
 static void progress_behind_barrier(MPI_Comm comm) {
   enum { N = 2 << 20 };
-  float* buf = malloc(sizeof(float) * N);
-  fill(buf, sizeof(float) * N, 4, 99);
-  int go = 1;
+  float* buf = buf_alloc(sizeof(float) * N);
+  buf_fill(buf, sizeof(float) * N, 4, 99);
+  int go = 1; /* a handshake: host memory */
   if (rank == 0) {
     MPI_Request r;
     MPI_Irecv(buf, N, MPI_FLOAT, 1, 31, comm, &r);
@@ -505,15 +633,63 @@ static void progress_behind_barrier(MPI_Comm comm) {
   } else {
     MPI_Barrier(comm);
   }
-  free(buf);
+  buf_free(buf);
 }
 
+#ifdef P2P_DEVICE_BUFFERS
+static int gpu_count(void) {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+/* Whether the MPI library reads and writes device memory itself (Open MPI built with CUDA). */
+static int mpi_cuda_aware(void) {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support();
+#else
+  return 0;
+#endif
+}
+#endif
+
 int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+    printf("usage: mpirun -np 2..4 %s [MAX_BYTES]\n"
+           "MPI point-to-point semantics, messages of up to MAX_BYTES (default 16777216, at most "
+           "1073741824)\n",
+           PROGRAM);
+#ifdef P2P_DEVICE_BUFFERS
+    printf("in device memory (cudaMalloc; every rank on GPU 0). Needs MPIZip preloaded or a "
+           "CUDA-aware MPI; exits 77 (skipped) without them or without a GPU.\n"
+           "       %s --gpu-present: exits 0 where there is a GPU, 77 elsewhere (no MPI).\n",
+           PROGRAM);
+#endif
+    return 0;
+  }
+#ifdef P2P_DEVICE_BUFFERS
+  if (argc > 1 && strcmp(argv[1], "--gpu-present") == 0) return gpu_count() > 0 ? 0 : 77;
+#endif
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   setup_types();
+#ifdef P2P_DEVICE_BUFFERS
+  /* Every rank on GPU 0 (the ranks share it), selected after MPI_Init. Without a GPU, or with
+   * neither MPIZip nor a CUDA-aware MPI library to carry device buffers, every rank skips. */
+  int skip = gpu_count() == 0 ? 1 : !mpizip_on && !mpi_cuda_aware() ? 2 : 0, why = 0;
+  MPI_Allreduce(&skip, &why, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (why != 0) {
+    if (rank == 0) {
+      printf("%s: skipped: %s\n", PROGRAM,
+             why == 1 ? "no GPU"
+                      : "device buffers need MPIZip preloaded (the MPI library is not CUDA-aware)");
+    }
+    MPI_Finalize();
+    return 77;
+  }
+  CUDA(cudaSetDevice(0));
+#endif
   size_t max_bytes = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : (size_t)16 << 20;
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -537,7 +713,14 @@ int main(int argc, char** argv) {
 #undef STEP
   MPI_Comm_free(&comm);
   MPI_Barrier(MPI_COMM_WORLD);
+#ifdef P2P_DEVICE_BUFFERS
+  if (rank == 0) {
+    printf("%s: ok on %d ranks (MPIZip %s), device buffers up to %zu bytes\n", PROGRAM, size,
+           mpizip_on ? "active" : "absent", max_bytes);
+  }
+#else
   if (rank == 0) printf("p2p_semantics: ok on %d ranks (MPIZip %s)\n", size, mpizip_on ? "active" : "absent");
+#endif
   MPI_Finalize();
   return failures;
 }

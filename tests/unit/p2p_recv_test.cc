@@ -4,6 +4,7 @@
 // the buffer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -152,6 +153,84 @@ TEST(P2pWire, HeaderRoundTripAndRejection) {
     reinterpret_cast<uint8_t*>(&bad)[i] ^= 0x01;
     EXPECT_FALSE(parse_header(&bad, kHeaderBytes, &back)) << "byte " << i;
   }
+}
+
+// The compact form of an inline raw payload (wire.h): 16 bytes of header, then the payload.
+std::vector<uint8_t> compact_message(format::DType t, const void* data, uint64_t count) {
+  const CompactHeader h = make_compact_header(t, count);
+  const uint64_t bytes = count * format::elem_bytes(t);
+  std::vector<uint8_t> m(kCompactHeaderBytes + bytes);
+  std::memcpy(m.data(), &h, kCompactHeaderBytes);
+  if (bytes > 0) std::memcpy(m.data() + kCompactHeaderBytes, data, bytes);
+  return m;
+}
+
+TEST(P2pWire, CompactHeaderParsesAsInlineRaw) {
+  const auto v = bf16_data(100, 7);
+  const auto m = compact_message(format::DType::kBf16, v.data(), v.size());
+  MatchHeader h;
+  size_t at = 0;
+  ASSERT_TRUE(parse_header(m.data(), m.size(), &h, &at));
+  EXPECT_EQ(at, kCompactHeaderBytes);
+  EXPECT_EQ(h.payload, Payload::kInline);
+  EXPECT_EQ(h.encoding, Encoding::kRaw);
+  EXPECT_EQ(h.dtype, format::DType::kBf16);
+  EXPECT_EQ(h.count, 100u);
+  EXPECT_EQ(h.app_bytes, 200u);
+  EXPECT_FALSE(parse_header(m.data(), m.size() - 1, &h));  // size must match the count exactly
+  auto longer = m;
+  longer.push_back(0);
+  EXPECT_FALSE(parse_header(longer.data(), longer.size(), &h));
+  // Every flipped bit of the magic or the count is caught; a flipped type bit is caught unless it
+  // names another valid type of the same size, whose raw bytes are the same bytes.
+  for (size_t i = 0; i < kCompactHeaderBytes * 8; ++i) {
+    auto bad = m;
+    bad[i / 8] ^= static_cast<uint8_t>(1u << (i % 8));
+    MatchHeader b;
+    const bool ok = parse_header(bad.data(), bad.size(), &b);
+    if (i / 8 == 0 && ok) {
+      EXPECT_EQ(format::elem_bytes(b.dtype), 2u) << "bit " << i;
+    } else {
+      EXPECT_FALSE(ok) << "bit " << i;
+    }
+  }
+}
+
+TEST(P2pRecv, CompactInlineFastPath) {
+  const auto v = bf16_data(1000, 11);
+  const auto m = compact_message(format::DType::kBf16, v.data(), v.size());
+  std::vector<uint16_t> dst(1000, 0xdead);
+  platform::OpStatus st;
+  Traffic tr;
+  ASSERT_TRUE(deliver_inline(user(&dst, 1000), m.data(), m.size(), &st, &tr));
+  EXPECT_EQ(st.error, MPI_SUCCESS);
+  EXPECT_EQ(st.bytes, 2000u);
+  EXPECT_EQ(dst, v);
+  // Truncation: the first bytes land, nothing past the buffer.
+  std::vector<uint16_t> small(501, 0xbeef);
+  ASSERT_TRUE(deliver_inline(user(&small, 500), m.data(), m.size(), &st, &tr));
+  EXPECT_EQ(st.error, MPI_ERR_TRUNCATE);
+  EXPECT_EQ(st.bytes, 1000u);
+  EXPECT_TRUE(std::equal(small.begin(), small.begin() + 500, v.begin()));
+  EXPECT_EQ(small[500], 0xbeef);
+  // Another element type, a full header or a plain message: not the fast path's.
+  EXPECT_FALSE(deliver_inline(user(&dst, 1000, format::DType::kFp16), m.data(), m.size(), &st, &tr));
+  std::vector<uint8_t> payload(2000);
+  std::memcpy(payload.data(), v.data(), 2000);
+  const auto full = message(Encoding::kRaw, format::DType::kBf16, 1000, payload);
+  EXPECT_FALSE(deliver_inline(user(&dst, 1000), full.data(), full.size(), &st, &tr));
+  EXPECT_FALSE(deliver_inline(user(&dst, 1000), payload.data(), payload.size(), &st, &tr));
+}
+
+TEST(P2pRecv, CompactInlineThroughTheGeneralPath) {
+  const auto v = bf16_data(300, 5);
+  const auto m = compact_message(format::DType::kBf16, v.data(), v.size());
+  std::vector<uint16_t> dst(300, 0);
+  RecvOp op(channel(), user(&dst, 300), m.data(), m.size(), 1, 9);
+  ASSERT_TRUE(op.progress());
+  EXPECT_EQ(op.status().error, MPI_SUCCESS);
+  EXPECT_EQ(op.status().bytes, 600u);
+  EXPECT_EQ(dst, v);
 }
 
 }  // namespace

@@ -1,0 +1,148 @@
+/* MPI's progress rule with MPIZip in the way: a send and a posted matching receive complete, wherever
+ * the two applications sit meanwhile (inside an MPI call MPIZip does not intercept, such as
+ * MPI_Barrier, or computing). With host compression and no progress thread, MPIZip keeps that
+ * promise by completing a send once its payload is posted from MPIZip's own memory
+ * (docs/PROTOCOL.md, "Requests and progress"). Each case would deadlock otherwise. Payloads are
+ * checked bit for bit: compressible floats, and random bit patterns that do not compress (their raw
+ * bytes travel apart from the match message). Rank pairs (0,1), (2,3), ... run the cases. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { N = 3 << 20 }; /* floats: 12 MiB, above every inline and compression threshold */
+static int failures = 0;
+
+#define CHECK(cond, what)                                                  \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      fprintf(stderr, "p2p_progress: %s failed (line %d)\n", what, __LINE__); \
+      ++failures;                                                          \
+    }                                                                      \
+  } while (0)
+
+/* kind 0: smooth floats (compress); kind 1: random bit patterns (do not). */
+static void fill(float* v, int kind, uint32_t seed) {
+  uint32_t x = seed * 2654435761u + 1;
+  for (int i = 0; i < N; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    if (kind == 0) {
+      v[i] = (float)((int)(x % 20001) - 10000) / 10000.0f;
+    } else {
+      memcpy(&v[i], &x, sizeof x);
+    }
+  }
+}
+
+static int same(const float* a, const float* b) { return memcmp(a, b, sizeof(float) * N) == 0; }
+
+/* The receiver posts first and sits in MPI_Barrier; the sender's blocking send must return. */
+static void recv_behind_barrier(MPI_Comm comm, int me, int kind, int synchronous) {
+  float* buf = malloc(sizeof(float) * N);
+  float* want = malloc(sizeof(float) * N);
+  fill(want, kind, 11u + (unsigned)kind);
+  int go = 1;
+  if (me == 0) {
+    MPI_Request r;
+    MPI_Irecv(buf, N, MPI_FLOAT, 1, 41, comm, &r);
+    MPI_Send(&go, 1, MPI_INT, 1, 42, comm);
+    MPI_Barrier(comm);
+    MPI_Status st;
+    MPI_Wait(&r, &st);
+    int count = -1;
+    MPI_Get_count(&st, MPI_FLOAT, &count);
+    CHECK(count == N && st.MPI_TAG == 41 && st.MPI_SOURCE == 1, "status behind a barrier");
+    CHECK(same(buf, want), "payload behind a barrier");
+  } else {
+    MPI_Recv(&go, 1, MPI_INT, 0, 42, comm, MPI_STATUS_IGNORE);
+    if (synchronous) {
+      MPI_Ssend(want, N, MPI_FLOAT, 0, 41, comm);
+    } else {
+      MPI_Send(want, N, MPI_FLOAT, 0, 41, comm);
+    }
+    MPI_Barrier(comm);
+  }
+  free(buf);
+  free(want);
+}
+
+/* The sender waits for its MPI_Isend while the receiver, whose receive is posted, sits in
+ * MPI_Barrier: the wait must return. The sender's buffer is overwritten right after, which must
+ * not change what arrives. */
+static void isend_wait_behind_barrier(MPI_Comm comm, int me, int kind) {
+  float* buf = malloc(sizeof(float) * N);
+  float* want = malloc(sizeof(float) * N);
+  fill(want, kind, 23u + (unsigned)kind);
+  int go = 1;
+  if (me == 0) {
+    MPI_Request r;
+    MPI_Irecv(buf, N, MPI_FLOAT, 1, 43, comm, &r);
+    MPI_Send(&go, 1, MPI_INT, 1, 44, comm);
+    MPI_Barrier(comm);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(same(buf, want), "payload of a waited isend");
+  } else {
+    memcpy(buf, want, sizeof(float) * N);
+    MPI_Recv(&go, 1, MPI_INT, 0, 44, comm, MPI_STATUS_IGNORE);
+    MPI_Request r;
+    MPI_Isend(buf, N, MPI_FLOAT, 0, 43, comm, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    memset(buf, 0xa5, sizeof(float) * N); /* the send is complete: the buffer is the application's */
+    MPI_Barrier(comm);
+  }
+  free(buf);
+  free(want);
+}
+
+/* The sender frees the communicator right after its send, before the receiver has taken the
+ * payload: MPI keeps a freed communicator for its pending operations, and so must MPIZip. */
+static void send_then_free(MPI_Comm parent, int me, int kind) {
+  MPI_Comm comm;
+  MPI_Comm_dup(parent, &comm);
+  float* buf = malloc(sizeof(float) * N);
+  float* want = malloc(sizeof(float) * N);
+  fill(want, kind, 37u + (unsigned)kind);
+  if (me == 0) {
+    MPI_Request r;
+    MPI_Irecv(buf, N, MPI_FLOAT, 1, 45, comm, &r);
+    MPI_Barrier(parent);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(same(buf, want), "payload sent before MPI_Comm_free");
+    MPI_Comm_free(&comm);
+  } else {
+    MPI_Send(want, N, MPI_FLOAT, 0, 45, comm);
+    MPI_Comm_free(&comm);
+    MPI_Barrier(parent);
+  }
+  free(buf);
+  free(want);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm pair;
+  MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
+  int me, n;
+  MPI_Comm_rank(pair, &me);
+  MPI_Comm_size(pair, &n);
+  if (n == 2) {
+    for (int kind = 0; kind < 2; ++kind) {
+      recv_behind_barrier(pair, me, kind, 0);
+      recv_behind_barrier(pair, me, kind, 1);
+      isend_wait_behind_barrier(pair, me, kind);
+      send_then_free(pair, me, kind);
+    }
+  }
+  MPI_Comm_free(&pair);
+  int total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("p2p_progress: %s on %d ranks\n", total == 0 ? "ok" : "FAILED", size);
+  MPI_Finalize();
+  return total == 0 ? 0 : 1;
+}
