@@ -41,14 +41,19 @@ Status prepare(Context& c, format::DType t, uint64_t count, int* slot) {
     // Independent of the legacy default stream, so that a synchronisation of that stream (before a
     // device buffer is exposed through CUDA IPC) does not wait for compressions queued here; each
     // job waits for the application's earlier work on it instead.
-    MPIZIP_CHECK(c.stream.create(platform::Stream::Order::kIndependent));
-    MPIZIP_CHECK(c.results.allocate(kSlots * sizeof(kernels::gpu::DeviceResult)));
+    if (c.stream.get() == nullptr) {
+      MPIZIP_CHECK(c.stream.create(platform::Stream::Order::kIndependent));
+    }
+    if (c.results.get() == nullptr) {
+      MPIZIP_CHECK(c.results.allocate(kSlots * sizeof(kernels::gpu::DeviceResult)));
+    }
     for (int i = kSlots - 1; i >= 0; --i) c.free_slots.push_back(i);
     c.ready = true;
   }
   uint64_t ws = kernels::gpu::workspace_bytes(t, count);
   if (ws > c.workspace.size()) {
     MPIZIP_CHECK(c.stream.synchronize());  // jobs in flight still use the old workspace
+    // Out of memory: the old workspace stays for the jobs it fits, and this one falls back.
     MPIZIP_CHECK(c.workspace.allocate(ws));
     MPIZIP_CHECK(kernels::gpu::workspace_init(c.workspace.get(), c.workspace.size(), c.stream.get()));
   }

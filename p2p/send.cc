@@ -41,6 +41,7 @@ class SendOp : public platform::Operation {
     // Device buffers are not compressed between ranks of one node: CUDA IPC moves them at memory
     // speed. Host buffers follow MPIZIP_HOST_COMPRESS wherever the peer is.
     const bool same_node = ch_.transport != nullptr && ch_.transport->same_node(dest_);
+    bool gpu_failed = false;
     if (wants_compression && b_.device && !same_node &&
         gpu_split_bytes(b_.dtype, static_cast<uint64_t>(b_.count)) > 0) {
       Status s = gpu_start_compress(b_.dtype, b_.ptr, static_cast<uint64_t>(b_.count),
@@ -50,9 +51,10 @@ class SendOp : public platform::Operation {
       if (s != Status::kUnsupported) {
         MPIZIP_LOG_ONCE(kWarn, "GPU compression unavailable (%s); sending uncompressed",
                         status_string(s));
+        gpu_failed = true;  // no second attempt below
       }
     }
-    Status s = make_payload(wants_compression && (!b_.device || !same_node));
+    Status s = make_payload(wants_compression && !gpu_failed && (!b_.device || !same_node));
     if (s != Status::kOk) {
       MPIZIP_ERROR("cannot prepare a send of %d elements: %s", b_.count, status_string(s));
       return s == Status::kOutOfMemory ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;

@@ -451,6 +451,16 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
 int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                      int recvtag, MPI_Comm comm, MPI_Status* status) {
   auto r = route(buf, count, type, dest, comm);
+  if (!r && (staged(buf, count, dest) || staged(buf, count, source))) {
+    // A device buffer of another datatype: the exchange runs on a host copy of its span.
+    p2p::HostCopy copy;
+    int rc = copy.prepare(buf, count, type);
+    if (rc == MPI_SUCCESS && copy.load() != Status::kOk) rc = MPI_ERR_OTHER;
+    if (rc != MPI_SUCCESS) return raise(comm, rc);
+    rc = sendrecv_replace(copy.base(), count, type, dest, sendtag, source, recvtag, comm, status);
+    if (copy.store() != Status::kOk && rc == MPI_SUCCESS) rc = raise(comm, MPI_ERR_OTHER);
+    return rc;
+  }
   if (!r && protocol_comm(comm) == nullptr) {
     return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
   }
@@ -490,6 +500,13 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
 int send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request* request) {
   auto r = route(buf, count, type, dest, comm);
+  if (!r && staged(buf, count, dest)) {
+    return raise(comm, request_persistent(
+        [buf, count, type, dest, tag, comm](std::unique_ptr<platform::Operation>* op) {
+          return p2p::start_staged_send(buf, count, type, dest, tag, comm, false, op);
+        },
+        comm, request));
+  }
   if (!r) return PMPI_Send_init(buf, count, type, dest, tag, comm, request);
   Route route_copy = *r;
   return raise(comm, request_persistent(
@@ -503,6 +520,13 @@ int send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request* request) {
   auto r = route(buf, count, type, source, comm);
+  if (!r && staged(buf, count, source)) {
+    return raise(comm, request_persistent(
+        [buf, count, type, source, tag, comm](std::unique_ptr<platform::Operation>* op) {
+          return p2p::start_staged_recv(buf, count, type, source, tag, comm, op);
+        },
+        comm, request));
+  }
   if (!r) return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
   Route route_copy = *r;
   return raise(comm, request_persistent(

@@ -59,6 +59,8 @@ class GpuMemory {
   ~GpuMemory();
   GpuMemory(const GpuMemory&) = delete;
   GpuMemory& operator=(const GpuMemory&) = delete;
+  // Replaces the allocation with one of `bytes` (0: none). kOutOfMemory, quietly and keeping the
+  // old allocation, when the memory is not there.
   Status allocate(uint64_t bytes);
   // Keeps the allocation when it is already large enough.
   Status reserve(uint64_t bytes) { return bytes <= bytes_ ? Status::kOk : allocate(bytes); }

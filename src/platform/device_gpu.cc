@@ -170,11 +170,23 @@ GpuMemory<kKind>::~GpuMemory() {
 
 template <MemoryKind kKind>
 Status GpuMemory<kKind>::allocate(uint64_t bytes) {
+  if (bytes == 0) {
+    if (ptr_ != nullptr) (void)raw_free(kKind, ptr_);
+    ptr_ = nullptr;
+    bytes_ = 0;
+    return Status::kOk;
+  }
+  // The new block first: when memory is short the old one stays, and the caller, which falls
+  // back and says so once, is the only one to speak of it (no error line per attempt).
+  void* p = nullptr;
+  gpuError_t err = raw_alloc(kKind, &p, bytes);
+  if (err == gpuErrorMemoryAllocation) {
+    (void)gpuGetLastError();
+    return Status::kOutOfMemory;
+  }
+  MPIZIP_GPU_CHECK(err);
   if (ptr_ != nullptr) (void)raw_free(kKind, ptr_);
-  ptr_ = nullptr;
-  bytes_ = 0;
-  if (bytes == 0) return Status::kOk;
-  MPIZIP_GPU_CHECK(raw_alloc(kKind, &ptr_, bytes));
+  ptr_ = p;
   bytes_ = bytes;
   return Status::kOk;
 }
