@@ -129,6 +129,16 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
   status_.source = source;
   status_.tag = tag;
   size_t payload_at = kHeaderBytes;
+  if (bytes <= kBareMaxBytes) {
+    // A bare message (wire.h): the application's bytes, of whatever element type.
+    header_ = make_header(Payload::kInline, Encoding::kRaw, b_.dtype, 0,
+                          bytes / format::elem_bytes(b_.dtype), bytes);
+    header_.app_bytes = bytes;
+    status_.bytes = std::min<uint64_t>(bytes, capacity_of(b_));
+    traffic_.app_bytes = traffic_.wire_bytes = bytes;
+    deliver_host(msg);
+    return;
+  }
   if (!protocol || !parse_header(msg, bytes, &header_, &payload_at)) {
     MPIZIP_ERROR("receive of a protocol datatype matched a message of %llu bytes that is not an "
                  "MPIZip message (from rank %d, tag %d): the sender used another datatype",

@@ -25,14 +25,28 @@ namespace mpizip::p2p {
 // delivered bytes and traffic filled in (source and tag are the caller's).
 inline bool deliver_inline(const UserBuffer& b, const uint8_t* msg, uint64_t bytes,
                            platform::OpStatus* st, Traffic* traffic) {
-  // Only the compact form (wire.h), checked here without building a full header.
+  if (b.device) return false;
+  const uint64_t capacity = static_cast<uint64_t>(b.count) * format::elem_bytes(b.dtype);
+  if (bytes <= kBareMaxBytes) {  // a bare message (wire.h): the application's bytes
+    const uint64_t n = bytes < capacity ? bytes : capacity;
+    if (n == 8) {
+      __builtin_memcpy(b.ptr, msg, 8);
+    } else if (n > 0) {
+      std::memcpy(b.ptr, msg, n);
+    }
+    st->bytes = n;
+    st->error = bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    traffic->app_bytes = traffic->wire_bytes = bytes;
+    traffic->compressed = false;
+    return true;
+  }
+  // The compact form (wire.h), checked here without building a full header.
   CompactHeader h;
-  if (b.device || bytes < kCompactHeaderBytes) return false;
+  if (bytes < kCompactHeaderBytes) return false;
   __builtin_memcpy(&h, msg, kCompactHeaderBytes);
   if (h.magic_dtype != (kCompactMagic | static_cast<uint8_t>(b.dtype))) return false;
   const uint64_t app_bytes = bytes - kCompactHeaderBytes;
   if (h.count > kMaxInlineBytes || app_bytes != h.count * format::elem_bytes(b.dtype)) return false;
-  const uint64_t capacity = static_cast<uint64_t>(b.count) * format::elem_bytes(b.dtype);
   const uint64_t n = app_bytes < capacity ? app_bytes : capacity;
   const uint8_t* src = msg + kCompactHeaderBytes;
   if (n == 8) {

@@ -187,7 +187,10 @@ class SendOp : public platform::Operation {
                          : payload_where_ == Memory::kDevice ? Payload::kBulkDevice
                                                              : Payload::kBulk;
     size_t header_bytes = kHeaderBytes;
-    if (kind == Payload::kInline && encoding_ == Encoding::kRaw) {
+    if (kind == Payload::kInline && encoding_ == Encoding::kRaw && payload_bytes_ <= kBareMaxBytes) {
+      header_bytes = 0;  // bare (wire.h)
+      match_.resize(payload_bytes_);
+    } else if (kind == Payload::kInline && encoding_ == Encoding::kRaw) {
       const CompactHeader h = make_compact_header(b_.dtype, static_cast<uint64_t>(b_.count));
       header_bytes = kCompactHeaderBytes;
       match_.resize(header_bytes + payload_bytes_);

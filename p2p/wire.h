@@ -49,6 +49,15 @@ static_assert(sizeof(MatchHeader) == kHeaderBytes, "match header is 48 bytes");
 MatchHeader make_header(Payload payload, Encoding encoding, format::DType dtype, uint32_t bulk_tag,
                         uint64_t count, uint64_t payload_bytes);
 
+// A raw payload of at most 8 bytes from a host buffer travels bare: the application's bytes
+// alone, as the application would have sent them. Every other match message is longer than 8 bytes
+// (a compact one at least 16, a full one at least 48), so the receiver tells the two apart by the
+// size MPI reports. Why: Open MPI's shared-memory path carries a message of up to 8 bytes about
+// 0.07 us faster than one of 12 or more (osu-bench/results/README.md), so any header would cost an
+// 8-byte message a fifth of its latency. What it gives up: the element-type check of such a tiny
+// message, which the MPI library does not make either.
+inline constexpr size_t kBareMaxBytes = 8;
+
 // The compact match message of a raw payload carried inline, the common small message: 16 bytes
 // of header (a magic word whose low byte is the element type, then the element count), then the
 // payload. It has no check word: the message's size must be exactly 16 + count x element size,

@@ -96,8 +96,6 @@ Staging::~Staging() {
   if (request_ != MPI_REQUEST_NULL) PMPI_Wait(&request_, MPI_STATUS_IGNORE);
 }
 
-bool staging_on() { return active() && platform::has_gpu(); }
-
 int staging_start(std::unique_ptr<Staging> s, MPI_Comm comm, MPI_Request* request) {
   int rc = request_start(std::move(s), comm, request);
   if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
@@ -106,7 +104,7 @@ int staging_start(std::unique_ptr<Staging> s, MPI_Comm comm, MPI_Request* reques
 
 bool cuda_support() {
   static const bool cuda = platform::gpu_backend().rfind("CUDA", 0) == 0;
-  return cuda && active() && platform::has_gpu();
+  return cuda && staging_on();
 }
 
 // ---- Spans ------------------------------------------------------------------------------------------

@@ -182,6 +182,18 @@ inline void copy_small(uint8_t* dst, const void* src, uint64_t n) {
 
 int send_small(const Small& m, const void* buf, int count, int dest, int tag, MPI_Comm comm,
                bool synchronous) {
+  if (m.bytes <= p2p::kBareMaxBytes) {  // bare (p2p/wire.h): the application's bytes alone
+    const int n = static_cast<int>(m.bytes);
+    const int rc = synchronous ? PMPI_Ssend(buf, n, MPI_BYTE, dest, tag, comm)
+                               : PMPI_Send(buf, n, MPI_BYTE, dest, tag, comm);
+    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+    if (stats_on()) [[unlikely]] {
+      p2p::Traffic t;
+      t.app_bytes = t.wire_bytes = m.bytes;
+      count_traffic(m.state->sent, m.state, m.dtype, t);
+    }
+    return rc;
+  }
   uint8_t* match = thread_send_buffer();
   const p2p::CompactHeader h = p2p::make_compact_header(m.dtype, static_cast<uint64_t>(count));
   __builtin_memcpy(match, &h, p2p::kCompactHeaderBytes);

@@ -8,4 +8,12 @@ tests_gpu_codec_gpu_test_SOURCES = tests/gpu/codec_gpu_test.cc
 tests_gpu_codec_gpu_test_LDADD = libmpizip_core.la $(CUDA_LDFLAGS) $(CUDA_LIBS) $(GTEST_LIBS)
 endif
 endif
-EXTRA_DIST += tests/gpu/run.sh
+# Collectives with device buffers staged through host memory (src/core/coll_staging.h), under
+# mpirun with MPIZip preloaded, against the same calls on host buffers (tests/mpi/coll_cases.h).
+if HAVE_CUDA
+check_PROGRAMS += tests/gpu/coll_staged_device
+tests_gpu_coll_staged_device_SOURCES = tests/gpu/coll_staged_device.cc tests/mpi/coll_cases.h
+tests_gpu_coll_staged_device_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS) -ldl
+TESTS += tests/gpu/coll_staged_device.sh
+endif
+EXTRA_DIST += tests/gpu/run.sh tests/gpu/coll_staged_device.sh

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds MPIZip with CUDA in a build directory of its own and runs the GPU tests (codec,
 # point-to-point with device buffers on 2-4 ranks sharing the GPU, the GPU reduce, allreduce on
-# device buffers on 2-4 ranks, the transports with device buffers), a memory-checker pass over the
+# device buffers on 2-4 ranks, the transports with device buffers, the other collectives with
+# device buffers staged through host memory), a memory-checker pass over the
 # corruption and bounds tests, and the GPU codec benchmark. For the GPU machine (where libtool's m4
 # files may be missing: generate configure elsewhere and bring it along):
 #
@@ -22,7 +23,7 @@ cd "$build"
 [ -f Makefile ] || "$src/configure" --with-cuda
 make -j"$(nproc)" libmpizip.la tools/mpizip-info tests/gpu/codec_gpu_test tests/gpu/p2p_device \
   tests/gpu/p2p_oom tests/gpu/p2p_semantics_device tests/gpu/reduce_gpu_test \
-  tests/gpu/allreduce_device tests/gpu/transport_device osu-bench/codec
+  tests/gpu/allreduce_device tests/gpu/transport_device tests/gpu/coll_staged_device osu-bench/codec
 
 status=0
 ./tests/gpu/codec_gpu_test --gtest_brief=1 >"$logs/codec_gpu_test.log" 2>&1 || status=$?
@@ -50,6 +51,13 @@ allreduce=0
     sh "$src/tests/gpu/allreduce_device.sh"; } >"$logs/allreduce_device.log" 2>&1 || allreduce=$?
 echo "allreduce_device: exit $allreduce (log: $logs/allreduce_device.log)"
 [ "$allreduce" -eq 0 ] || status=$allreduce
+
+# The other collectives with device buffers, staged through host memory (src/core/coll_staging.h).
+staged=0
+MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
+  sh "$src/tests/gpu/coll_staged_device.sh" >"$logs/coll_staged_device.log" 2>&1 || staged=$?
+echo "coll_staged_device: exit $staged (log: $logs/coll_staged_device.log)"
+[ "$staged" -eq 0 ] || status=$staged
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   MPIZIP_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 \

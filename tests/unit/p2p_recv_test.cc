@@ -222,6 +222,39 @@ TEST(P2pRecv, CompactInlineFastPath) {
   EXPECT_FALSE(deliver_inline(user(&dst, 1000), payload.data(), payload.size(), &st, &tr));
 }
 
+// Bare messages (wire.h): at most 8 bytes, the application's bytes alone, on both paths.
+TEST(P2pRecv, BareMessages) {
+  const auto v = bf16_data(4, 3);  // 8 bytes
+  std::vector<uint8_t> m(8);
+  std::memcpy(m.data(), v.data(), 8);
+  std::vector<uint16_t> dst(5, 0x7777);
+  platform::OpStatus st;
+  Traffic tr;
+  ASSERT_TRUE(deliver_inline(user(&dst, 4), m.data(), m.size(), &st, &tr));
+  EXPECT_EQ(st.error, MPI_SUCCESS);
+  EXPECT_EQ(st.bytes, 8u);
+  EXPECT_TRUE(std::equal(v.begin(), v.end(), dst.begin()));
+  EXPECT_EQ(dst[4], 0x7777);
+  ASSERT_TRUE(deliver_inline(user(&dst, 3), m.data(), m.size(), &st, &tr));  // truncation
+  EXPECT_EQ(st.error, MPI_ERR_TRUNCATE);
+  EXPECT_EQ(st.bytes, 6u);
+  ASSERT_TRUE(deliver_inline(user(&dst, 4), m.data(), 0, &st, &tr));  // zero elements
+  EXPECT_EQ(st.error, MPI_SUCCESS);
+  EXPECT_EQ(st.bytes, 0u);
+  std::vector<uint16_t> general(4, 0);
+  RecvOp op(channel(), user(&general, 4), m.data(), m.size(), 2, 5);
+  ASSERT_TRUE(op.progress());
+  EXPECT_EQ(op.status().error, MPI_SUCCESS);
+  EXPECT_EQ(op.status().bytes, 8u);
+  EXPECT_EQ(general, v);
+  std::vector<uint16_t> shorter(2, 0);
+  RecvOp cut(channel(), user(&shorter, 2), m.data(), m.size(), 2, 5);
+  ASSERT_TRUE(cut.progress());
+  EXPECT_EQ(cut.status().error, MPI_ERR_TRUNCATE);
+  EXPECT_EQ(shorter[0], v[0]);
+  EXPECT_EQ(shorter[1], v[1]);
+}
+
 TEST(P2pRecv, CompactInlineThroughTheGeneralPath) {
   const auto v = bf16_data(300, 5);
   const auto m = compact_message(format::DType::kBf16, v.data(), v.size());

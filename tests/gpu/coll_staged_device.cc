@@ -1,0 +1,132 @@
+// Every collective of tests/mpi/coll_cases.h with device buffers (cudaMalloc) under MPIZip, on a
+// non-CUDA-aware MPI: blocking and non-blocking, MPI_IN_PLACE, root-only arguments, v- and
+// w-variants with uneven counts and gaps, a strided MPI_Type_vector, an intercommunicator,
+// neighbourhoods, several calls in flight at once. Each case runs first on host buffers, then
+// three ways with device buffers: every buffer on the device; the even ranks' buffers on the
+// device and the odd ranks' on the host; each rank with one buffer on the device and the next on
+// the host. Every byte of every buffer (gaps and a guard after each included) must then equal the
+// host run's. Checks that MPIX_Query_cuda_support() says 1. Driven by
+// tests/gpu/coll_staged_device.sh under mpirun with MPIZip preloaded; exits 77 without a GPU.
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "tests/mpi/coll_cases.h"
+
+namespace {
+
+using namespace coll_cases;
+
+#define CUDA(call) \
+  CASES_CHECK((call) == cudaSuccess, "%s: %s", #call, cudaGetErrorString(cudaGetLastError()))
+
+// The MPI's (or MPIZip's) answer, from the header where the MPI has the extension.
+int query_cuda_support() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  return MPIX_Query_cuda_support();
+#else
+  auto q = reinterpret_cast<int (*)(void)>(dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support"));
+  return q != nullptr ? q() : 0;
+#endif
+}
+
+enum class Placement { kDevice, kEvenRanks, kAlternate };
+const char* placement_name(Placement p) {
+  return p == Placement::kDevice      ? "all on the device"
+         : p == Placement::kEvenRanks ? "even ranks on the device"
+                                      : "alternate buffers on the device";
+}
+bool on_device(Placement p, size_t buffer) {
+  switch (p) {
+    case Placement::kDevice:
+      return true;
+    case Placement::kEvenRanks:
+      return rank % 2 == 0;
+    case Placement::kAlternate:
+      return (buffer + static_cast<size_t>(rank)) % 2 == 0;
+  }
+  return false;
+}
+
+// Runs case `k` with its buffers placed as `p`; returns their bytes afterwards, guards included.
+std::vector<std::vector<uint8_t>> run_placed(const Case& c, size_t k, int n, bool nb, Placement p) {
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<void*> ptrs;
+  std::vector<bool> device;
+  for (size_t i = 0; i < c.buffers.size(); ++i) {
+    bytes.push_back(start_bytes(c, k, i, n));
+    device.push_back(on_device(p, i));
+    void* d = bytes.back().data();
+    if (device.back()) {
+      CUDA(cudaMalloc(&d, bytes.back().size()));
+      CUDA(cudaMemcpy(d, bytes.back().data(), bytes.back().size(), cudaMemcpyHostToDevice));
+    }
+    ptrs.push_back(d);
+  }
+  c.run(ptrs.data(), nb);
+  for (size_t i = 0; i < ptrs.size(); ++i) {
+    if (!device[i]) continue;
+    CUDA(cudaMemcpy(bytes[i].data(), ptrs[i], bytes[i].size(), cudaMemcpyDeviceToHost));
+    CUDA(cudaFree(ptrs[i]));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("coll_staged_device: no GPU, skipped\n");
+    return 77;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "--gpu-present") == 0) return 0;  // for the driver script
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int support = query_cuda_support();
+  CASES_CHECK(support == 1,
+              "MPIX_Query_cuda_support() = %d: this test needs MPIZip preloaded on a GPU", support);
+  const int max_count = argc > 1 ? std::atoi(argv[1]) : 65537;
+  int checked = 0;
+  {
+    World w;
+    for (int n : {0, 1, 1000, 65537}) {
+      if (n > max_count) continue;
+      std::vector<Case> all = cases(w, n);
+      for (size_t k = 0; k < all.size(); ++k) {
+        for (bool nb : {false, true}) {
+          if (nb && !all[k].has_nonblocking) continue;
+          const auto want = run_on_host(all[k], k, n, nb);
+          for (Placement p : {Placement::kDevice, Placement::kEvenRanks, Placement::kAlternate}) {
+            const auto got = run_placed(all[k], k, n, nb, p);
+            for (size_t i = 0; i < want.size(); ++i) {
+              size_t at = 0;
+              while (at < want[i].size() && want[i][at] == got[i][at]) ++at;
+              CASES_CHECK(at == want[i].size(),
+                          "%s%s, n=%d, %s: buffer %zu differs from the host run at byte %zu of %zu",
+                          all[k].name.c_str(), nb ? " (non-blocking)" : "", n, placement_name(p),
+                          i, at, want[i].size() - kGuard);
+            }
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("coll_staged_device: ok on %d ranks, %d runs bit-exact against host buffers\n",
+                size, checked);
+  }
+  MPI_Finalize();
+  return 0;
+}
