@@ -24,9 +24,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 class SendOp : public platform::Operation {
  public:
-  SendOp(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
+  SendOp(const Channel& ch, const UserBuffer& b, int dest, int tag, SendMode mode,
          std::function<void(const Traffic&)> on_done)
-      : ch_(ch), b_(b), dest_(dest), tag_(tag), synchronous_(synchronous),
+      : ch_(ch), b_(b), dest_(dest), tag_(tag), synchronous_(mode == SendMode::kSynchronous),
+        buffered_(mode == SendMode::kBuffered),
         on_done_(std::move(on_done)) {
     app_bytes_ = static_cast<uint64_t>(b.count) * format::elem_bytes(b.dtype);
     status_.bytes = app_bytes_;
@@ -87,8 +88,9 @@ class SendOp : public platform::Operation {
     return true;
   }
 
+  // The match message is MPIZip's own copy: only a synchronous send waits for it to be matched.
   bool detachable() const override {
-    return !done_ && owned_ && !job_active_ && match_req_ == MPI_REQUEST_NULL &&
+    return !done_ && owned_ && !job_active_ && (!synchronous_ || match_req_ == MPI_REQUEST_NULL) &&
            error_ == MPI_SUCCESS;
   }
 
@@ -166,13 +168,19 @@ class SendOp : public platform::Operation {
 
   // A raw host payload that travels apart from the match message: a copy in MPIZip's memory when
   // the policy asks for it (and memory allows), so that the send need not wait for the receiver.
+  // A buffered send copies device payloads too (into host memory: the transports carry host
+  // bytes to a device receiver as well).
   void own_raw_payload() {
-    if (!ch_.policy.own_payload || owned_ || payload_where_ != Memory::kHost ||
-        payload_bytes_ <= ch_.policy.eager_bytes) {
+    if (owned_ || payload_bytes_ <= ch_.policy.eager_bytes) return;
+    const bool host = payload_where_ == Memory::kHost;
+    if (!buffered_ && !(ch_.policy.own_payload && host)) return;
+    if (storage_.resize(payload_bytes_) != Status::kOk) return;  // then it waits for the receiver
+    if (host) {
+      std::memcpy(storage_.data(), payload_, payload_bytes_);
+    } else if (platform::copy_to_host(storage_.data(), payload_, payload_bytes_) != Status::kOk) {
+      storage_.clear();
       return;
     }
-    if (storage_.resize(payload_bytes_) != Status::kOk) return;  // then it waits for the receiver
-    std::memcpy(storage_.data(), payload_, payload_bytes_);
     use_storage(encoding_, Memory::kHost);
   }
 
@@ -319,6 +327,7 @@ class SendOp : public platform::Operation {
   UserBuffer b_;
   int dest_, tag_;
   bool synchronous_;
+  bool buffered_;
   std::function<void(const Traffic&)> on_done_;
   uint64_t app_bytes_ = 0;
   Traffic traffic_;
@@ -346,10 +355,10 @@ class SendOp : public platform::Operation {
 
 }  // namespace
 
-int start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
+int start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, SendMode mode,
                std::unique_ptr<platform::Operation>* op,
                std::function<void(const Traffic&)> on_done) {
-  auto send = std::make_unique<SendOp>(ch, b, dest, tag, synchronous, std::move(on_done));
+  auto send = std::make_unique<SendOp>(ch, b, dest, tag, mode, std::move(on_done));
   int rc = send->start();
   if (rc != MPI_SUCCESS) return rc;
   *op = std::move(send);

@@ -17,9 +17,17 @@ namespace mpizip::p2p {
 // application's buffer and MPIZip's. `on_done` (may be empty) receives what the message cost and
 // saved, once, when the operation completes.
 // The operation is detachable (platform::Operation) once the application's buffer is no longer
-// needed: every part is posted from MPIZip's memory and the match message is gone (matched, for a
-// synchronous send), so its completion no longer waits for the receiver.
-int start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, bool synchronous,
+// needed: every part is posted from MPIZip's memory (the match message is MPIZip's copy too) and,
+// for a synchronous send, the match message has been matched; its completion then no longer waits
+// for the receiver.
+// MPI's send modes as the sender carries them out. A ready send is a standard one (MPI allows it).
+enum class SendMode {
+  kStandard,
+  kSynchronous,  // the match message goes with MPI_Issend: complete once matched
+  kBuffered,     // every byte is copied into MPIZip's memory first: complete without the receiver
+};
+
+int start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, SendMode mode,
                std::unique_ptr<platform::Operation>* op,
                std::function<void(const Traffic&)> on_done);
 

@@ -31,7 +31,6 @@ void account(MPI_Comm comm, std::chrono::steady_clock::time_point start) {
 int Staging::add(void** buf, Access access, const Span& span) {
   if (count_ == static_cast<int>(regions_.size())) return MPI_ERR_INTERN;
   Region& r = regions_[static_cast<size_t>(count_)];
-  r.lo = span.lo;
   r.bytes = static_cast<uint64_t>(span.hi - span.lo);
   r.device = static_cast<char*>(*buf) + span.lo;
   r.store = access != Access::kRead;
@@ -274,31 +273,36 @@ int neighbors(MPI_Comm comm, int* in, int* out) {
   return rc;
 }
 
-// One side of a call: `blocks` blocks of `count` elements of `type`, one after another.
-struct Side {
-  Access access;
-  int64_t blocks;
-  int count;
-  MPI_Datatype type;
-};
+// Which bytes of a buffer a call covers, as a span function for stage(): `count` elements of
+// `type` one after another; the v-variants' blocks of counts[i] elements at displs[i] elements;
+// the w-variants' blocks of counts[i] elements of types[i] at displs[i] bytes (i < n). The arrays
+// are read only if the buffer is staged.
+auto counted(int64_t count, MPI_Datatype type) {
+  return [=](Span* sp) { return span_of(sp, count, type); };
+}
+auto placed(int n, const int counts[], const int displs[], MPI_Datatype type) {
+  return [=](Span* sp) { return span_v(sp, n, counts, displs, type); };
+}
+template <class Displ>
+auto typed(int n, const int counts[], const Displ displs[], const MPI_Datatype types[]) {
+  return [=](Span* sp) { return span_w(sp, n, counts, displs, types); };
+}
 
-// Both sides of a call whose buffers hold consecutive blocks.
-int blocks(Staging& s, const void*& sendbuf, const Side& send, void*& recvbuf, const Side& recv) {
-  return first_error(
-      {stage(s, sendbuf, send.access,
-             [&](Span* sp) { return span_of(sp, send.blocks * send.count, send.type); }),
-       stage(s, recvbuf, recv.access,
-             [&](Span* sp) { return span_of(sp, recv.blocks * recv.count, recv.type); })});
+// Stages both buffers of a call, the input and the output.
+template <class SendSpan, class RecvSpan>
+int both(Staging& s, const void*& sendbuf, Access send, SendSpan send_span, void*& recvbuf,
+         Access recv, RecvSpan recv_span) {
+  return first_error({stage(s, sendbuf, send, send_span), stage(s, recvbuf, recv, recv_span)});
 }
 
 // Reductions whose output has the input's shape.
 int elementwise(Staging& s, const void*& sendbuf, void*& recvbuf, int count, MPI_Datatype type,
                 Access recv_access) {
-  return blocks(s, sendbuf, {Access::kRead, 1, count, type}, recvbuf,
-                {recv_access, 1, count, type});
+  return both(s, sendbuf, Access::kRead, counted(count, type), recvbuf, recv_access,
+              counted(count, type));
 }
 
-// Where a role plays no part.
+// An access on the ranks that take part, none elsewhere.
 Access if_(bool takes_part, Access access) { return takes_part ? access : Access::kNone; }
 
 }  // namespace
@@ -316,10 +320,12 @@ int scan(Staging& s, const void*& sendbuf, void*& recvbuf, int count, MPI_Dataty
 }
 
 // Rank 0's output is undefined, and the MPI library may leave it as it was: copied in and back, it
-// stays what the MPI library leaves there.
+// stays whatever the MPI library leaves there.
 int exscan(Staging& s, const void*& sendbuf, void*& recvbuf, int count, MPI_Datatype type, MPI_Op,
-           MPI_Comm) {
-  return elementwise(s, sendbuf, recvbuf, count, type, Access::kUpdate);
+           MPI_Comm comm) {
+  Group g(comm);
+  return elementwise(s, sendbuf, recvbuf, count, type,
+                     g.rank() == 0 ? Access::kUpdate : output(sendbuf));
 }
 
 int reduce_local(Staging& s, const void*& inbuf, void*& inoutbuf, int count, MPI_Datatype type,
@@ -331,8 +337,8 @@ int reduce(Staging& s, const void*& sendbuf, void*& recvbuf, int count, MPI_Data
            int root_rank, MPI_Comm comm) {
   Group g(comm);
   const bool root = g.role(root_rank) == Group::Role::kRoot;
-  return blocks(s, sendbuf, {if_(g.has_block(root_rank), Access::kRead), 1, count, type},
-                recvbuf, {if_(root, output(sendbuf)), 1, count, type});
+  return both(s, sendbuf, if_(g.has_block(root_rank), Access::kRead), counted(count, type), recvbuf,
+              if_(root, output(sendbuf)), counted(count, type));
 }
 
 int bcast(Staging& s, void*& buf, int count, MPI_Datatype type, int root_rank, MPI_Comm comm) {
@@ -341,15 +347,16 @@ int bcast(Staging& s, void*& buf, int count, MPI_Datatype type, int root_rank, M
   const Access access = role == Group::Role::kRoot   ? Access::kRead
                         : role == Group::Role::kLeaf ? Access::kWrite
                                                      : Access::kNone;
-  return stage(s, buf, access, [&](Span* sp) { return span_of(sp, count, type); });
+  return stage(s, buf, access, counted(count, type));
 }
 
 int gather(Staging& s, const void*& sendbuf, int sendcount, MPI_Datatype sendtype, void*& recvbuf,
            int recvcount, MPI_Datatype recvtype, int root_rank, MPI_Comm comm) {
   Group g(comm);
   const bool root = g.role(root_rank) == Group::Role::kRoot;
-  return blocks(s, sendbuf, {if_(g.has_block(root_rank), Access::kRead), 1, sendcount, sendtype},
-                recvbuf, {if_(root, output(sendbuf)), g.peers(), recvcount, recvtype});
+  return both(s, sendbuf, if_(g.has_block(root_rank), Access::kRead), counted(sendcount, sendtype),
+              recvbuf, if_(root, output(sendbuf)),
+              counted(int64_t{g.peers()} * recvcount, recvtype));
 }
 
 int gatherv(Staging& s, const void*& sendbuf, int sendcount, MPI_Datatype sendtype, void*& recvbuf,
@@ -357,20 +364,18 @@ int gatherv(Staging& s, const void*& sendbuf, int sendcount, MPI_Datatype sendty
             MPI_Comm comm) {
   Group g(comm);
   const bool root = g.role(root_rank) == Group::Role::kRoot;
-  const Access recv_access = if_(root, output(sendbuf));
-  return first_error(
-      {stage(s, sendbuf, if_(g.has_block(root_rank), Access::kRead),
-             [&](Span* sp) { return span_of(sp, sendcount, sendtype); }),
-       stage(s, recvbuf, recv_access,
-             [&](Span* sp) { return span_v(sp, g.peers(), recvcounts, displs, recvtype); })});
+  return both(s, sendbuf, if_(g.has_block(root_rank), Access::kRead), counted(sendcount, sendtype),
+              recvbuf, if_(root, output(sendbuf)),
+              placed(g.peers(), recvcounts, displs, recvtype));
 }
 
 int scatter(Staging& s, const void*& sendbuf, int sendcount, MPI_Datatype sendtype, void*& recvbuf,
             int recvcount, MPI_Datatype recvtype, int root_rank, MPI_Comm comm) {
   Group g(comm);
   const bool root = g.role(root_rank) == Group::Role::kRoot;
-  return blocks(s, sendbuf, {if_(root, Access::kRead), g.peers(), sendcount, sendtype}, recvbuf,
-                {if_(g.has_block(root_rank), Access::kWrite), 1, recvcount, recvtype});
+  return both(s, sendbuf, if_(root, Access::kRead),
+              counted(int64_t{g.peers()} * sendcount, sendtype), recvbuf,
+              if_(g.has_block(root_rank), Access::kWrite), counted(recvcount, recvtype));
 }
 
 int scatterv(Staging& s, const void*& sendbuf, const int sendcounts[], const int displs[],
@@ -378,60 +383,46 @@ int scatterv(Staging& s, const void*& sendbuf, const int sendcounts[], const int
              int root_rank, MPI_Comm comm) {
   Group g(comm);
   const bool root = g.role(root_rank) == Group::Role::kRoot;
-  return first_error(
-      {stage(s, sendbuf, if_(root, Access::kRead),
-             [&](Span* sp) { return span_v(sp, g.peers(), sendcounts, displs, sendtype); }),
-       stage(s, recvbuf, if_(g.has_block(root_rank), Access::kWrite),
-             [&](Span* sp) { return span_of(sp, recvcount, recvtype); })});
+  return both(s, sendbuf, if_(root, Access::kRead), placed(g.peers(), sendcounts, displs, sendtype),
+              recvbuf, if_(g.has_block(root_rank), Access::kWrite), counted(recvcount, recvtype));
 }
 
 int allgather(Staging& s, const void*& sendbuf, int sendcount, MPI_Datatype sendtype,
               void*& recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   Group g(comm);
-  return blocks(s, sendbuf, {Access::kRead, 1, sendcount, sendtype}, recvbuf,
-                {output(sendbuf), g.peers(), recvcount, recvtype});
+  return both(s, sendbuf, Access::kRead, counted(sendcount, sendtype), recvbuf, output(sendbuf),
+              counted(int64_t{g.peers()} * recvcount, recvtype));
 }
 
 int allgatherv(Staging& s, const void*& sendbuf, int sendcount, MPI_Datatype sendtype,
                void*& recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                MPI_Comm comm) {
   Group g(comm);
-  return first_error(
-      {stage(s, sendbuf, Access::kRead,
-             [&](Span* sp) { return span_of(sp, sendcount, sendtype); }),
-       stage(s, recvbuf, output(sendbuf),
-             [&](Span* sp) { return span_v(sp, g.peers(), recvcounts, displs, recvtype); })});
+  return both(s, sendbuf, Access::kRead, counted(sendcount, sendtype), recvbuf, output(sendbuf),
+              placed(g.peers(), recvcounts, displs, recvtype));
 }
 
 int alltoall(Staging& s, const void*& sendbuf, int sendcount, MPI_Datatype sendtype,
              void*& recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   Group g(comm);
-  return blocks(s, sendbuf, {Access::kRead, g.peers(), sendcount, sendtype}, recvbuf,
-                {output(sendbuf), g.peers(), recvcount, recvtype});
+  return both(s, sendbuf, Access::kRead, counted(int64_t{g.peers()} * sendcount, sendtype),
+              recvbuf, output(sendbuf), counted(int64_t{g.peers()} * recvcount, recvtype));
 }
 
 int alltoallv(Staging& s, const void*& sendbuf, const int sendcounts[], const int sdispls[],
               MPI_Datatype sendtype, void*& recvbuf, const int recvcounts[], const int rdispls[],
               MPI_Datatype recvtype, MPI_Comm comm) {
   Group g(comm);
-  const Access recv_access = output(sendbuf);
-  return first_error(
-      {stage(s, sendbuf, Access::kRead,
-             [&](Span* sp) { return span_v(sp, g.peers(), sendcounts, sdispls, sendtype); }),
-       stage(s, recvbuf, recv_access,
-             [&](Span* sp) { return span_v(sp, g.peers(), recvcounts, rdispls, recvtype); })});
+  return both(s, sendbuf, Access::kRead, placed(g.peers(), sendcounts, sdispls, sendtype), recvbuf,
+              output(sendbuf), placed(g.peers(), recvcounts, rdispls, recvtype));
 }
 
 int alltoallw(Staging& s, const void*& sendbuf, const int sendcounts[], const int sdispls[],
               const MPI_Datatype sendtypes[], void*& recvbuf, const int recvcounts[],
               const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
   Group g(comm);
-  const Access recv_access = output(sendbuf);
-  return first_error(
-      {stage(s, sendbuf, Access::kRead,
-             [&](Span* sp) { return span_w(sp, g.peers(), sendcounts, sdispls, sendtypes); }),
-       stage(s, recvbuf, recv_access,
-             [&](Span* sp) { return span_w(sp, g.peers(), recvcounts, rdispls, recvtypes); })});
+  return both(s, sendbuf, Access::kRead, typed(g.peers(), sendcounts, sdispls, sendtypes), recvbuf,
+              output(sendbuf), typed(g.peers(), recvcounts, rdispls, recvtypes));
 }
 
 // recvcounts has an entry per rank of the (local) group: their sum is the input; in place, the
@@ -445,27 +436,27 @@ int reduce_scatter(Staging& s, const void*& sendbuf, void*& recvbuf, const int r
     for (int i = 0; i < g.size(); ++i) sum += recvcounts[i];
     return sum;
   };
-  return first_error(
-      {stage(s, sendbuf, Access::kRead, [&](Span* sp) { return span_of(sp, total(), type); }),
-       stage(s, recvbuf, output(sendbuf), [&](Span* sp) {
-         return span_of(sp, in_place ? total() : recvcounts[g.rank()], type);
-       })});
+  return both(s, sendbuf, Access::kRead, [&](Span* sp) { return span_of(sp, total(), type); },
+              recvbuf, output(sendbuf), [&](Span* sp) {
+                return span_of(sp, in_place ? total() : recvcounts[g.rank()], type);
+              });
 }
 
 int reduce_scatter_block(Staging& s, const void*& sendbuf, void*& recvbuf, int recvcount,
                          MPI_Datatype type, MPI_Op, MPI_Comm comm) {
   Group g(comm);
   const int64_t outputs = sendbuf == MPI_IN_PLACE ? g.size() : 1;
-  return blocks(s, sendbuf, {Access::kRead, g.size(), recvcount, type}, recvbuf,
-                {output(sendbuf), outputs, recvcount, type});
+  return both(s, sendbuf, Access::kRead, counted(int64_t{g.size()} * recvcount, type), recvbuf,
+              output(sendbuf), counted(outputs * recvcount, type));
 }
 
+// The neighbourhood collectives (no MPI_IN_PLACE): blocks from `in` neighbours, to `out`.
 int neighbor_allgather(Staging& s, const void*& sendbuf, int sendcount, MPI_Datatype sendtype,
                        void*& recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   int in = 0, out = 0;
   if (neighbors(comm, &in, &out) != MPI_SUCCESS) return MPI_SUCCESS;
-  return blocks(s, sendbuf, {Access::kRead, 1, sendcount, sendtype}, recvbuf,
-                {Access::kWrite, in, recvcount, recvtype});
+  return both(s, sendbuf, Access::kRead, counted(sendcount, sendtype), recvbuf, Access::kWrite,
+              counted(int64_t{in} * recvcount, recvtype));
 }
 
 int neighbor_allgatherv(Staging& s, const void*& sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -473,19 +464,16 @@ int neighbor_allgatherv(Staging& s, const void*& sendbuf, int sendcount, MPI_Dat
                         MPI_Datatype recvtype, MPI_Comm comm) {
   int in = 0, out = 0;
   if (neighbors(comm, &in, &out) != MPI_SUCCESS) return MPI_SUCCESS;
-  return first_error(
-      {stage(s, sendbuf, Access::kRead,
-             [&](Span* sp) { return span_of(sp, sendcount, sendtype); }),
-       stage(s, recvbuf, Access::kWrite,
-             [&](Span* sp) { return span_v(sp, in, recvcounts, displs, recvtype); })});
+  return both(s, sendbuf, Access::kRead, counted(sendcount, sendtype), recvbuf, Access::kWrite,
+              placed(in, recvcounts, displs, recvtype));
 }
 
 int neighbor_alltoall(Staging& s, const void*& sendbuf, int sendcount, MPI_Datatype sendtype,
                       void*& recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   int in = 0, out = 0;
   if (neighbors(comm, &in, &out) != MPI_SUCCESS) return MPI_SUCCESS;
-  return blocks(s, sendbuf, {Access::kRead, out, sendcount, sendtype}, recvbuf,
-                {Access::kWrite, in, recvcount, recvtype});
+  return both(s, sendbuf, Access::kRead, counted(int64_t{out} * sendcount, sendtype), recvbuf,
+              Access::kWrite, counted(int64_t{in} * recvcount, recvtype));
 }
 
 int neighbor_alltoallv(Staging& s, const void*& sendbuf, const int sendcounts[],
@@ -494,11 +482,8 @@ int neighbor_alltoallv(Staging& s, const void*& sendbuf, const int sendcounts[],
                        MPI_Comm comm) {
   int in = 0, out = 0;
   if (neighbors(comm, &in, &out) != MPI_SUCCESS) return MPI_SUCCESS;
-  return first_error(
-      {stage(s, sendbuf, Access::kRead,
-             [&](Span* sp) { return span_v(sp, out, sendcounts, sdispls, sendtype); }),
-       stage(s, recvbuf, Access::kWrite,
-             [&](Span* sp) { return span_v(sp, in, recvcounts, rdispls, recvtype); })});
+  return both(s, sendbuf, Access::kRead, placed(out, sendcounts, sdispls, sendtype), recvbuf,
+              Access::kWrite, placed(in, recvcounts, rdispls, recvtype));
 }
 
 int neighbor_alltoallw(Staging& s, const void*& sendbuf, const int sendcounts[],
@@ -507,11 +492,8 @@ int neighbor_alltoallw(Staging& s, const void*& sendbuf, const int sendcounts[],
                        const MPI_Datatype recvtypes[], MPI_Comm comm) {
   int in = 0, out = 0;
   if (neighbors(comm, &in, &out) != MPI_SUCCESS) return MPI_SUCCESS;
-  return first_error(
-      {stage(s, sendbuf, Access::kRead,
-             [&](Span* sp) { return span_w(sp, out, sendcounts, sdispls, sendtypes); }),
-       stage(s, recvbuf, Access::kWrite,
-             [&](Span* sp) { return span_w(sp, in, recvcounts, rdispls, recvtypes); })});
+  return both(s, sendbuf, Access::kRead, typed(out, sendcounts, sdispls, sendtypes), recvbuf,
+              Access::kWrite, typed(in, recvcounts, rdispls, recvtypes));
 }
 
 }  // namespace layout

@@ -76,7 +76,6 @@ class Staging final : public platform::Operation {
  private:
   struct Region {
     char* device = nullptr;  // the buffer's address + span.lo
-    MPI_Aint lo = 0;
     uint64_t bytes = 0;
     bool store = false;  // copied back after the call
     platform::HostBuffer host;

@@ -210,13 +210,33 @@ int send_small(const Small& m, const void* buf, int count, int dest, int tag, MP
   return rc;
 }
 
+// A device buffer of another datatype in a buffered send: MPI copies the bytes into the attached
+// buffer inside the call, so a host copy that lives for the call suffices.
+int bsend_staged(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                 MPI_Request* request) {
+  p2p::HostCopy copy;
+  int rc = copy.prepare(const_cast<void*>(buf), count, type);
+  if (rc == MPI_SUCCESS && copy.load() != Status::kOk) rc = MPI_ERR_OTHER;
+  if (rc == MPI_SUCCESS) {
+    rc = request != nullptr ? PMPI_Ibsend(copy.base(), count, type, dest, tag, comm, request)
+                            : PMPI_Bsend(copy.base(), count, type, dest, tag, comm);
+  }
+  return raise(comm, rc);
+}
+
 int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-              bool synchronous) {
+              p2p::SendMode mode) {
+  const bool synchronous = mode == p2p::SendMode::kSynchronous;
   Small small;
-  if (small_message(buf, count, type, dest, comm, true, &small)) {
+  if (mode != p2p::SendMode::kBuffered &&
+      small_message(buf, count, type, dest, comm, true, &small)) {
     return send_small(small, buf, count, dest, tag, comm, synchronous);
   }
   auto r = route(buf, count, type, dest, comm);
+  if (!r && mode == p2p::SendMode::kBuffered) {
+    if (staged(buf, count, dest)) return bsend_staged(buf, count, type, dest, tag, comm, nullptr);
+    return PMPI_Bsend(buf, count, type, dest, tag, comm);
+  }
   if (!r && staged(buf, count, dest)) {
     std::unique_ptr<platform::Operation> op;
     int rc = p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op);
@@ -227,14 +247,19 @@ int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
                        : PMPI_Send(buf, count, type, dest, tag, comm);
   }
   std::unique_ptr<platform::Operation> op;
-  int rc = p2p::start_send(r->channel(), r->buffer, dest, tag, synchronous, &op, sent_counter(*r));
+  int rc = p2p::start_send(r->channel(), r->buffer, dest, tag, mode, &op, sent_counter(*r));
   if (rc == MPI_SUCCESS) rc = drive_detachable(std::move(op));
   return raise(comm, rc);
 }
 
 int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request, bool synchronous) {
+               MPI_Request* request, p2p::SendMode mode) {
+  const bool synchronous = mode == p2p::SendMode::kSynchronous;
   auto r = route(buf, count, type, dest, comm);
+  if (!r && mode == p2p::SendMode::kBuffered) {
+    if (staged(buf, count, dest)) return bsend_staged(buf, count, type, dest, tag, comm, request);
+    return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
+  }
   if (!r && staged(buf, count, dest)) {
     std::unique_ptr<platform::Operation> op;
     int rc = p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op);
@@ -246,9 +271,43 @@ int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                        : PMPI_Isend(buf, count, type, dest, tag, comm, request);
   }
   std::unique_ptr<platform::Operation> op;
-  int rc = p2p::start_send(r->channel(), r->buffer, dest, tag, synchronous, &op, sent_counter(*r));
+  int rc = p2p::start_send(r->channel(), r->buffer, dest, tag, mode, &op, sent_counter(*r));
   if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
   return raise(comm, rc);
+}
+
+// A persistent send of any mode: each MPI_Start runs a fresh send (device buffers of other
+// datatypes staged; a buffered one of those as a standard send, which MPI's rules allow only
+// where the attached buffer would not run out: MPIZip does not count it against that buffer).
+int send_init_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request, p2p::SendMode mode) {
+  auto r = route(buf, count, type, dest, comm);
+  const bool synchronous = mode == p2p::SendMode::kSynchronous;
+  if (!r && staged(buf, count, dest)) {
+    return raise(comm, request_persistent(
+        [buf, count, type, dest, tag, comm, synchronous](std::unique_ptr<platform::Operation>* op) {
+          return p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, op);
+        },
+        comm, request));
+  }
+  if (!r) {
+    switch (mode) {
+      case p2p::SendMode::kSynchronous:
+        return PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
+      case p2p::SendMode::kBuffered:
+        return PMPI_Bsend_init(buf, count, type, dest, tag, comm, request);
+      case p2p::SendMode::kStandard:
+        break;
+    }
+    return PMPI_Send_init(buf, count, type, dest, tag, comm, request);
+  }
+  Route route_copy = *r;
+  return raise(comm, request_persistent(
+      [route_copy, dest, tag, mode](std::unique_ptr<platform::Operation>* op) {
+        return p2p::start_send(route_copy.channel(), route_copy.buffer, dest, tag, mode, op,
+                               sent_counter(route_copy));
+      },
+      comm, request));
 }
 
 // This thread's buffer for a blocking receive's match message (any match message fits). The
@@ -329,21 +388,30 @@ std::unique_ptr<platform::Operation> receive_held(HeldMessage& held, void* buf, 
 }  // namespace
 
 int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return send_mode(buf, count, type, dest, tag, comm, false);
+  return send_mode(buf, count, type, dest, tag, comm, p2p::SendMode::kStandard);
 }
 
 int ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return send_mode(buf, count, type, dest, tag, comm, true);
+  return send_mode(buf, count, type, dest, tag, comm, p2p::SendMode::kSynchronous);
+}
+
+int bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  return send_mode(buf, count, type, dest, tag, comm, p2p::SendMode::kBuffered);
 }
 
 int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
           MPI_Request* request) {
-  return isend_mode(buf, count, type, dest, tag, comm, request, false);
+  return isend_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kStandard);
 }
 
 int issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
            MPI_Request* request) {
-  return isend_mode(buf, count, type, dest, tag, comm, request, true);
+  return isend_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kSynchronous);
+}
+
+int ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+           MPI_Request* request) {
+  return isend_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kBuffered);
 }
 
 int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -496,7 +564,8 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
     r->buffer.ptr = copy.data();
     r->buffer.device = false;
     std::unique_ptr<platform::Operation> op;
-    rc = p2p::start_send(r->channel(), r->buffer, dest, sendtag, false, &op, sent_counter(*r));
+    rc = p2p::start_send(r->channel(), r->buffer, dest, sendtag, p2p::SendMode::kStandard, &op,
+                         sent_counter(*r));
     if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, &sreq);
   } else {
     int position = 0;
@@ -511,22 +580,17 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
 
 int send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request* request) {
-  auto r = route(buf, count, type, dest, comm);
-  if (!r && staged(buf, count, dest)) {
-    return raise(comm, request_persistent(
-        [buf, count, type, dest, tag, comm](std::unique_ptr<platform::Operation>* op) {
-          return p2p::start_staged_send(buf, count, type, dest, tag, comm, false, op);
-        },
-        comm, request));
-  }
-  if (!r) return PMPI_Send_init(buf, count, type, dest, tag, comm, request);
-  Route route_copy = *r;
-  return raise(comm, request_persistent(
-      [route_copy, dest, tag](std::unique_ptr<platform::Operation>* op) {
-        return p2p::start_send(route_copy.channel(), route_copy.buffer, dest, tag, false, op,
-                               sent_counter(route_copy));
-      },
-      comm, request));
+  return send_init_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kStandard);
+}
+
+int ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return send_init_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kSynchronous);
+}
+
+int bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return send_init_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kBuffered);
 }
 
 int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,

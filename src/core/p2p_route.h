@@ -24,6 +24,15 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
                      int recvtag, MPI_Comm comm, MPI_Status* status);
 int send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request* request);
+// Buffered and synchronous forms: the protocol for protocol datatypes (a receiver of one expects a
+// match message), device buffers of other datatypes staged, the rest to the MPI library.
+int bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+int ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+           MPI_Request* request);
+int ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request);
+int bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request);
 int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request* request);
 int probe(int source, int tag, MPI_Comm comm, MPI_Status* status);

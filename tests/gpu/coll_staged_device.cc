@@ -84,14 +84,11 @@ std::vector<std::vector<uint8_t>> run_placed(const Case& c, size_t k, int n, boo
 
 int main(int argc, char** argv) {
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("coll_staged_device: no GPU, skipped\n");
-    return 77;
-  }
-  if (argc > 1 && std::strcmp(argv[1], "--gpu-present") == 0) return 0;  // for the driver script
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const bool gpu = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  if (!gpu) std::printf("coll_staged_device: no GPU, skipped\n");
+  // --gpu-present: only whether there is a GPU, for the driver script.
+  if (!gpu || (argc > 1 && std::strcmp(argv[1], "--gpu-present") == 0)) return gpu ? 0 : 77;
+  start_mpi(&argc, &argv);
   const int support = query_cuda_support();
   CASES_CHECK(support == 1,
               "MPIX_Query_cuda_support() = %d: this test needs MPIZip preloaded on a GPU", support);

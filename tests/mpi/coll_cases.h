@@ -2,10 +2,11 @@
 // blocking and non-blocking, on MPI_COMM_WORLD, an intercommunicator and neighbourhood topologies,
 // with MPI_IN_PLACE, root-only arguments left null on the other ranks, v-variants with uneven counts
 // (zeros among them) and displacements in reverse order with gaps, and a strided MPI_Type_vector
-// whose gaps MPI must leave alone. A case names its buffers (bytes and element kind, so that the
-// drivers can fill them deterministically) and runs its call on whatever memory the driver hands
-// it. Two drivers use it: tests/mpi/collectives.cc (host buffers, with and without MPIZip: results
-// must not change) and tests/gpu/coll_staged_device.cc (device buffers against host buffers).
+// whose gaps MPI must leave alone; beside them, ready sends (which MPIZip carries as standard
+// sends). A case names its buffers (bytes and element kind, so that the drivers can fill them
+// deterministically) and runs its call on whatever memory the driver hands it. Two drivers use
+// it: tests/mpi/collectives.cc (host buffers, with and without MPIZip: results must not change)
+// and tests/gpu/coll_staged_device.cc (device buffers against host buffers).
 #pragma once
 
 #include <mpi.h>
@@ -31,6 +32,13 @@ inline int rank = 0, size = 0;
       MPI_Abort(MPI_COMM_WORLD, 1);                                           \
     }                                                                         \
   } while (0)
+
+// MPI_Init, then this rank's place in MPI_COMM_WORLD.
+inline void start_mpi(int* argc, char*** argv) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+}
 
 enum class Elem { kInt, kFloat, kDouble };
 
@@ -486,6 +494,33 @@ inline std::vector<Case> cases(const World& w, int n) {
         MPI_Isend(b[5], n, MPI_INT, right, 5, world, &r[4]);
         CASES_CHECK(MPI_Waitall(5, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "MPI_Waitall");
       });
+  // ---- Ready sends (the receive is posted before a barrier), plain and persistent ----
+  add("ready send float ring", {{un * F, Elem::kFloat}, {un * F, Elem::kFloat}},
+      [=](void* const* b, bool nb) {
+        const int right = (me + 1) % P, left = (me + P - 1) % P;
+        MPI_Request r[2];
+        MPI_Irecv(b[1], n, MPI_FLOAT, left, 6, world, &r[0]);
+        MPI_Barrier(world);
+        if (nb) {
+          MPI_Irsend(b[0], n, MPI_FLOAT, right, 6, world, &r[1]);
+        } else {
+          MPI_Rsend(b[0], n, MPI_FLOAT, right, 6, world);
+          r[1] = MPI_REQUEST_NULL;
+        }
+        CASES_CHECK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "MPI_Waitall");
+      });
+  add("persistent ready send double ring", {{un * D, Elem::kDouble}, {un * D, Elem::kDouble}},
+      [=](void* const* b, bool) {
+        const int right = (me + 1) % P, left = (me + P - 1) % P;
+        MPI_Request r[2];
+        MPI_Rsend_init(b[0], n, MPI_DOUBLE, right, 7, world, &r[1]);
+        MPI_Irecv(b[1], n, MPI_DOUBLE, left, 7, world, &r[0]);
+        MPI_Barrier(world);
+        MPI_Start(&r[1]);
+        CASES_CHECK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "MPI_Waitall");
+        MPI_Request_free(&r[1]);
+      },
+      false);
   return c;
 }
 

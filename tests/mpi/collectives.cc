@@ -19,9 +19,7 @@
 using namespace coll_cases;
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  start_mpi(&argc, &argv);
   int expect = 0;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--cuda-support") == 0) expect = std::atoi(argv[i + 1]);

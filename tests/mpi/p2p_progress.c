@@ -121,6 +121,73 @@ static void send_then_free(MPI_Comm parent, int me, int kind) {
   free(want);
 }
 
+/* Every send mode of a protocol datatype reaches a float receive intact: buffered (MPI_Bsend,
+ * MPI_Ibsend, MPI_Bsend_init, which must complete without the receiver: the receiver posts only
+ * after the barrier), synchronous persistent (MPI_Ssend_init) and ready (MPI_Rsend, MPI_Irsend,
+ * MPI_Rsend_init, the receive posted first), small and large. */
+static void send_modes(MPI_Comm comm, int me) {
+  const int sizes[] = {1, 3, 1000, N};
+  float* want = malloc(sizeof(float) * N);
+  float* buf = malloc(sizeof(float) * N);
+  fill(want, 0, 51u);
+  int attach_bytes = 0;
+  MPI_Pack_size(N, MPI_FLOAT, comm, &attach_bytes);
+  attach_bytes = 4 * (attach_bytes + MPI_BSEND_OVERHEAD);
+  char* attached = malloc((size_t)attach_bytes);
+  MPI_Buffer_attach(attached, attach_bytes);
+  for (int k = 0; k < 4; ++k) {
+    const int n = sizes[k];
+    if (me == 1) {
+      MPI_Request r[2];
+      MPI_Bsend(want, n, MPI_FLOAT, 0, 60, comm);
+      MPI_Ibsend(want, n, MPI_FLOAT, 0, 61, comm, &r[0]);
+      MPI_Bsend_init(want, n, MPI_FLOAT, 0, 62, comm, &r[1]);
+      MPI_Start(&r[1]);
+      MPI_Waitall(2, r, MPI_STATUSES_IGNORE); /* buffered: completes before the receiver posts */
+      MPI_Request_free(&r[1]);
+      MPI_Barrier(comm);
+      MPI_Ssend_init(want, n, MPI_FLOAT, 0, 63, comm, &r[0]);
+      MPI_Start(&r[0]);
+      MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+      MPI_Request_free(&r[0]);
+      MPI_Barrier(comm); /* the receiver's ready-mode receives are posted */
+      MPI_Rsend(want, n, MPI_FLOAT, 0, 64, comm);
+      MPI_Irsend(want, n, MPI_FLOAT, 0, 65, comm, &r[0]);
+      MPI_Rsend_init(want, n, MPI_FLOAT, 0, 66, comm, &r[1]);
+      MPI_Start(&r[1]);
+      MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+      MPI_Request_free(&r[1]);
+    } else if (me == 0) {
+      MPI_Barrier(comm);
+      for (int tag = 60; tag <= 63; ++tag) {
+        memset(buf, 0, sizeof(float) * N);
+        MPI_Status st;
+        MPI_Recv(buf, N, MPI_FLOAT, 1, tag, comm, &st);
+        int count = -1;
+        MPI_Get_count(&st, MPI_FLOAT, &count);
+        CHECK(count == n && memcmp(buf, want, sizeof(float) * (size_t)n) == 0, "buffered or synchronous send");
+      }
+      MPI_Request r[3];
+      float* in[3];
+      for (int i = 0; i < 3; ++i) {
+        in[i] = malloc(sizeof(float) * (size_t)n);
+        MPI_Irecv(in[i], n, MPI_FLOAT, 1, 64 + i, comm, &r[i]);
+      }
+      MPI_Barrier(comm);
+      MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
+      for (int i = 0; i < 3; ++i) {
+        CHECK(memcmp(in[i], want, sizeof(float) * (size_t)n) == 0, "ready send");
+        free(in[i]);
+      }
+    }
+  }
+  int size = 0;
+  MPI_Buffer_detach(&attached, &size);
+  free(attached);
+  free(want);
+  free(buf);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -138,6 +205,7 @@ int main(int argc, char** argv) {
       isend_wait_behind_barrier(pair, me, kind);
       send_then_free(pair, me, kind);
     }
+    send_modes(pair, me);
   }
   MPI_Comm_free(&pair);
   int total = 0;
