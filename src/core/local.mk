@@ -6,7 +6,7 @@ libmpizip_core_la_SOURCES += \
 	src/core/runtime.h src/core/runtime.cc \
 	src/core/public_api.cc \
 	src/core/protocol.h src/core/protocol.cc \
-	src/core/requests.h src/core/requests.cc \
+	src/core/requests.h src/core/requests.cc src/core/mpi_status.h \
 	src/core/progress_thread.h src/core/progress_thread.cc \
 	src/core/p2p_route.h src/core/p2p_route.cc
 # Collective entry points (MPI_Allreduce, MPI_Iallreduce): policy and staging, engines in coll/.
