@@ -35,6 +35,9 @@ struct SendPolicy {
   // the send completes without waiting for the receiver to post its part (set where no progress
   // thread runs, which would otherwise be the one to post it while the receiver sits in MPI).
   bool own_payload = false;
+  // Compressed host buffers larger than this travel in chunks of this many bytes (a multiple of
+  // 64), so that compression, the wire and decoding overlap (p2p/chunked.h); 0: in one piece.
+  uint64_t chunk_bytes = uint64_t{1} << 20;
 };
 
 struct Channel {

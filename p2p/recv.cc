@@ -90,6 +90,23 @@ bool RecvOp::advance() {
     }
     landed();
   }
+  if (phase_ == Phase::kChunks) {
+    bool finished = false;
+    Status s = chunked_->advance(&finished);
+    if (s == Status::kOk && !finished) return false;
+    traffic_.wire_bytes = chunked_->wire_bytes();
+    traffic_.codec_seconds += chunked_->codec_seconds();
+    if (s == Status::kCorruptStream) {
+      corrupt(s);
+    } else if (s != Status::kOk) {
+      MPIZIP_ERROR("chunked payload from rank %d (tag %d) failed in transport: %s", status_.source,
+                   status_.tag, status_string(s));
+      finish(MPI_ERR_OTHER);
+    } else {
+      finish(header_.app_bytes > capacity_of(b_) ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    }
+    chunked_.reset();
+  }
   if (phase_ == Phase::kDecode) {
     bool finished = false;
     Status s = job_.done(&finished);
@@ -156,6 +173,19 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
       return;
     }
     deliver_host(msg + payload_at);
+    return;
+  }
+  if (header_.payload == Payload::kChunked) {
+    const bool mismatch = header_.dtype != b_.dtype;
+    chunked_ = std::make_unique<ChunkedReceiver>(ch_, b_, header_, source, mismatch);
+    phase_ = Phase::kChunks;
+    if (mismatch) {
+      // Every chunk must still be drained from the transport before the error is reported.
+      for (bool finished = false; !finished;) {
+        if (chunked_->advance(&finished) != Status::kOk) break;
+      }
+      type_mismatch();
+    }
     return;
   }
   // The payload lands in memory of the kind the sender sent from (wire.h): the user's buffer when

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "p2p/channel.h"
+#include "p2p/chunked.h"
 #include "p2p/probed_queue.h"
 #include "p2p/wire.h"
 #include "p2p/gpu_codec.h"
@@ -83,7 +84,7 @@ class RecvOp : public platform::Operation {
   void on_complete(std::function<void(const Traffic&)> fn) { on_complete_ = std::move(fn); }
 
  private:
-  enum class Phase { kMatch, kBulk, kDecode, kDone };
+  enum class Phase { kMatch, kBulk, kChunks, kDecode, kDone };
   bool advance();
   void on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, bool protocol);
   void landed();
@@ -107,6 +108,7 @@ class RecvOp : public platform::Operation {
   bool in_place_ = false;            // raw payload received straight into the user's buffer
   bool host_fallback_ = false;       // a device payload received into host memory (no device
                                      // memory left)
+  std::unique_ptr<ChunkedReceiver> chunked_;  // Payload::kChunked
   GpuJob job_;                       // decoding on the GPU
   std::chrono::steady_clock::time_point decode_start_;
   Traffic traffic_;

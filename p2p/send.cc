@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/codec_cpu.h"
+#include "p2p/chunked.h"
 #include "p2p/gpu_codec.h"
 #include "p2p/wire.h"
 #include "src/platform/buffers.h"
@@ -55,6 +56,10 @@ class SendOp : public platform::Operation {
         gpu_failed = true;  // no second attempt below
       }
     }
+    if (wants_compression && !b_.device && ch_.policy.chunk_bytes > 0 &&
+        app_bytes_ > ch_.policy.chunk_bytes) {
+      return start_chunked();
+    }
     Status s = make_payload(wants_compression && !gpu_failed && (!b_.device || !same_node));
     if (s != Status::kOk) {
       MPIZIP_ERROR("cannot prepare a send of %d elements: %s", b_.count, status_string(s));
@@ -69,12 +74,20 @@ class SendOp : public platform::Operation {
       Status s = advance_job();
       if (s != Status::kOk) return fail(s);
     }
+    if (chunked_ && !chunks_done_) {
+      Status s = chunked_->advance(&chunks_done_);
+      if (s != Status::kOk) return fail(s);
+      if (chunks_done_) {
+        traffic_.wire_bytes = chunked_->wire_bytes();
+        traffic_.codec_seconds = chunked_->codec_seconds();
+      }
+    }
     if (match_req_ != MPI_REQUEST_NULL) {
       int flag = 0;
       int rc = PMPI_Test(&match_req_, &flag, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) return fail_mpi(rc);
     }
-    bool all = !job_active_ && match_req_ == MPI_REQUEST_NULL;
+    bool all = !job_active_ && match_req_ == MPI_REQUEST_NULL && (!chunked_ || chunks_done_);
     for (auto& t : transfers_) {
       if (!t) continue;
       bool finished = false;
@@ -90,7 +103,8 @@ class SendOp : public platform::Operation {
 
   // The match message is MPIZip's own copy: only a synchronous send waits for it to be matched.
   bool detachable() const override {
-    return !done_ && owned_ && !job_active_ && (!synchronous_ || match_req_ == MPI_REQUEST_NULL) &&
+    const bool owned = owned_ || (chunked_ && chunked_->all_posted());
+    return !done_ && owned && !job_active_ && (!synchronous_ || match_req_ == MPI_REQUEST_NULL) &&
            error_ == MPI_SUCCESS;
   }
 
@@ -230,6 +244,29 @@ class SendOp : public platform::Operation {
     return post_transfer(0, payload_, payload_bytes_, payload_where_, bulk_tag_);
   }
 
+  // Chunked (p2p/chunked.h): the match message now, then chunk after chunk, each compressed while
+  // the ones before it are on the wire.
+  int start_chunked() {
+    const uint64_t chunk = ch_.policy.chunk_bytes;
+    const auto chunks = static_cast<uint32_t>(chunk_count(app_bytes_, chunk));
+    bulk_tag_ = ch_.bulk_tags->fetch_add(chunks, std::memory_order_relaxed);
+    const MatchHeader h = make_header(Payload::kChunked, Encoding::kCompressed, b_.dtype, bulk_tag_,
+                                      static_cast<uint64_t>(b_.count), chunk);
+    match_.resize(kHeaderBytes);
+    std::memcpy(match_.data(), &h, kHeaderBytes);
+    traffic_.compressed = true;
+    int rc = post_match();
+    if (rc != MPI_SUCCESS) return rc;
+    chunked_ = std::make_unique<ChunkedSender>(ch_, b_, dest_, bulk_tag_, chunk);
+    Status s = chunked_->start();
+    if (s == Status::kOk) s = chunked_->advance(&chunks_done_);
+    if (s != Status::kOk) {
+      MPIZIP_ERROR("send of %d elements to rank %d failed: %s", b_.count, dest_, status_string(s));
+      return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
+  }
+
   // Split-send: the match message now, each part of the stream as soon as the GPU has it.
   int start_split() {
     job_active_ = true;
@@ -351,6 +388,8 @@ class SendOp : public platform::Operation {
   int error_ = MPI_SUCCESS;
   bool done_ = false;
   bool owned_ = false;  // every byte that still travels is in MPIZip's memory (or the match message)
+  std::unique_ptr<ChunkedSender> chunked_;  // Payload::kChunked
+  bool chunks_done_ = false;
 };
 
 }  // namespace

@@ -54,12 +54,25 @@ bool parse_header(const void* msg, size_t bytes, MatchHeader* out, size_t* paylo
   std::memcpy(&h, msg, kHeaderBytes);
   if (h.magic != kMagic || h.version != kVersion || h.check != header_check(h)) return false;
   if (h.payload != Payload::kInline && h.payload != Payload::kBulk &&
-      h.payload != Payload::kSplit && h.payload != Payload::kBulkDevice) {
+      h.payload != Payload::kSplit && h.payload != Payload::kBulkDevice &&
+      h.payload != Payload::kChunked) {
     return false;
   }
   if (h.encoding != Encoding::kRaw && h.encoding != Encoding::kCompressed) return false;
   if (!format::dtype_valid(static_cast<uint8_t>(h.dtype))) return false;
   if (h.app_bytes != h.count * format::elem_bytes(h.dtype)) return false;
+  if (h.payload == Payload::kChunked) {
+    // payload_bytes is the chunk's size in application bytes.
+    const uint64_t elem = format::elem_bytes(h.dtype);
+    if (h.encoding != Encoding::kCompressed || h.count == 0 || h.payload_bytes == 0 ||
+        h.payload_bytes % elem != 0 || h.payload_bytes > kMaxChunkBytes ||
+        h.app_bytes / h.payload_bytes >= kMaxChunks || bytes != kHeaderBytes) {
+      return false;
+    }
+    *out = h;
+    if (payload_at != nullptr) *payload_at = kHeaderBytes;
+    return true;
+  }
   if (h.encoding == Encoding::kRaw && h.payload_bytes != h.app_bytes) return false;
   if (h.payload == Payload::kInline && bytes != kHeaderBytes + h.payload_bytes) return false;
   if (h.payload != Payload::kInline && bytes != kHeaderBytes) return false;

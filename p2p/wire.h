@@ -14,6 +14,9 @@ namespace mpizip::p2p {
 inline constexpr size_t kHeaderBytes = 48;
 inline constexpr size_t kMaxInlineBytes = 64 * 1024;  // cap of MPIZIP_EAGER_BYTES
 inline constexpr size_t kMaxMatchBytes = kHeaderBytes + kMaxInlineBytes;
+// Bounds a receiver accepts for Payload::kChunked (a header outside them is not MPIZip's).
+inline constexpr uint64_t kMaxChunkBytes = uint64_t{1} << 30;
+inline constexpr uint64_t kMaxChunks = uint64_t{1} << 24;
 
 enum class Payload : uint8_t {
   kInline = 1,  // the payload follows the header in the match message
@@ -22,6 +25,9 @@ enum class Payload : uint8_t {
                 // count) bytes (header and raw section) with tag bulk_tag, then the rest (at most
                 // payload_bytes minus those) with tag bulk_tag + 1; from device memory
   kBulkDevice = 4,  // as kBulk, from device memory
+  kChunked = 5,     // compressed host data in chunks of payload_bytes application bytes (a
+                    // multiple of the element size), each its own stream, chunk k one transfer
+                    // with tag bulk_tag + k, into host memory (p2p/chunked.h)
 };
 // Transfers of kSplit and kBulkDevice payloads are received into device memory, those of kBulk
 // into host memory, whatever the receiver's buffer: both sides then hand the transport the same

@@ -11,6 +11,7 @@ tests_mpi_p2p_semantics_SOURCES = tests/mpi/p2p_semantics.c
 tests_mpi_p2p_semantics_LDADD = -ldl
 tests_mpi_p2p_soak_SOURCES = tests/mpi/p2p_soak.c
 tests_mpi_p2p_progress_SOURCES = tests/mpi/p2p_progress.c
+tests_mpi_p2p_progress_LDADD = -ldl
 TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
 	tests/mpi/no_init.sh tests/mpi/mpizip_run.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh \
 	tests/readme_settings.sh tests/mpi/collectives.sh tests/mpi/p2p_progress.sh

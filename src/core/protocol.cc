@@ -200,6 +200,7 @@ void protocol_refresh_policy() {
   p.checksum = st.checksum;
   p.pipeline = static_cast<p2p::Pipeline>(st.p2p_pipeline);
   p.own_payload = !progress_thread_running();
+  p.chunk_bytes = st.chunk_bytes / 64 * 64;  // a whole number of elements of every type
   g_policy = p;
 }
 

@@ -5,6 +5,8 @@
  * (docs/PROTOCOL.md, "Requests and progress"). Each case would deadlock otherwise. Payloads are
  * checked bit for bit: compressible floats, and random bit patterns that do not compress (their raw
  * bytes travel apart from the match message). Rank pairs (0,1), (2,3), ... run the cases. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +37,12 @@ static void fill(float* v, int kind, uint32_t seed) {
       memcpy(&v[i], &x, sizeof x);
     }
   }
+}
+
+/* MPIZip's bf16 datatype where MPIZip is loaded, else MPI_UINT16_T (the same bytes). */
+static MPI_Datatype mpizip_bf16(void) {
+  MPI_Datatype* t = (MPI_Datatype*)dlsym(RTLD_DEFAULT, "MPIZip_bf16");
+  return t != NULL && *t != MPI_DATATYPE_NULL ? *t : MPI_UINT16_T;
 }
 
 static int same(const float* a, const float* b) { return memcmp(a, b, sizeof(float) * N) == 0; }
@@ -188,6 +196,45 @@ static void send_modes(MPI_Comm comm, int me) {
   free(buf);
 }
 
+/* Large messages to a too-small buffer, and to a receive of another element type: the receiver
+ * gets MPI_ERR_TRUNCATE with the first bytes (the cut falls inside a chunk when the payload travels
+ * in chunks) or MPI_ERR_TYPE, and the sender completes either way. */
+static void cut_and_mismatch(MPI_Comm parent, int me) {
+  MPI_Comm comm;
+  MPI_Comm_dup(parent, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  float* want = malloc(sizeof(float) * N);
+  float* buf = malloc(sizeof(float) * N);
+  fill(want, 0, 71u);
+  const int keep = N / 2 + 1234;
+  if (me == 1) {
+    MPI_Send(want, N, MPI_FLOAT, 0, 70, comm);
+    MPI_Send(want, N, MPI_FLOAT, 0, 71, comm);
+    MPI_Send(&keep, 1, MPI_INT, 0, 72, comm);
+  } else if (me == 0) {
+    memset(buf, 0, sizeof(float) * N);
+    MPI_Status st;
+    int rc = MPI_Recv(buf, keep, MPI_FLOAT, 1, 70, comm, &st);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_TRUNCATE, "truncated large receive");
+    CHECK(memcmp(buf, want, sizeof(float) * (size_t)keep) == 0, "prefix of a truncated receive");
+    CHECK(buf[keep] == 0.0f, "nothing past a truncated receive's buffer");
+    int (*protocol)(MPI_Comm) = (int (*)(MPI_Comm))dlsym(RTLD_DEFAULT, "MPIZip_Comm_protocol");
+    const int checked = protocol != NULL && protocol(comm);
+    rc = MPI_Recv(buf, 2 * N, mpizip_bf16(), 1, 71, comm, &st);
+    MPI_Error_class(rc, &cls);
+    /* Without the protocol the bytes arrive: MPI does not check types. */
+    CHECK(cls == (checked ? MPI_ERR_TYPE : MPI_SUCCESS), "mismatched large receive");
+    int k = 0;
+    MPI_Recv(&k, 1, MPI_INT, 1, 72, comm, MPI_STATUS_IGNORE); /* the sender completed both */
+    CHECK(k == keep, "after a truncated and a mismatched receive");
+  }
+  MPI_Comm_free(&comm);
+  free(want);
+  free(buf);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -206,6 +253,7 @@ int main(int argc, char** argv) {
       send_then_free(pair, me, kind);
     }
     send_modes(pair, me);
+    cut_and_mismatch(pair, me);
   }
   MPI_Comm_free(&pair);
   int total = 0;
