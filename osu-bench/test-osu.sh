@@ -82,6 +82,39 @@ for t in "${!types[@]}"; do
   done
 done
 
+# --- weight_sync, small tensors on host buffers: plain MPI, MPIZip preloaded, and MPIZip
+# compressing host buffers (the 1M tensor compressed, the 512K one raw). Each run exits 0 and
+# prints one row: total bytes, median ms, min ms, GB/s, Pass.
+ws_row='^1572864 +[0-9.]+ +[0-9.]+ +[0-9.]+ +Pass$'
+# run_weight_sync NAME [LAUNCHER ARGS...] [-- PROGRAM ARGS...]
+run_weight_sync() {
+  local name=$1; shift
+  local status=0 mpi_args=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do mpi_args+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  "${launcher[@]}" -np 2 "${mpi_args[@]}" "$bench/weight_sync" --tensors 1M,512K -i 3 -x 1 "$@" \
+    > "$work/ws" 2>&1 || status=$?
+  if [ $status != 0 ]; then
+    fail "weight_sync $name: exit status $status"; cat "$work/ws"
+  elif [ "$(grep -cE "$ws_row" "$work/ws")" != 1 ] || [ "$(grep -cv '^#' "$work/ws")" != 1 ]; then
+    fail "weight_sync $name: not one Pass row"; cat "$work/ws"
+  fi
+}
+run_weight_sync plain
+grep -q '^# Tensors: 2 (1M, 512K), 1572864 bytes per sync' "$work/ws" || fail "weight_sync tensors line"
+grep -q '^# Datatype: bf16 ' "$work/ws" || fail "weight_sync default type"
+grep -q '^# Size *Median time (ms) *Min time (ms) *GB/s (median) *Validation$' "$work/ws" ||
+  fail "weight_sync column header"
+if [ -f "${MPIZIP_LIB:-}" ]; then
+  run_weight_sync preloaded -x "LD_PRELOAD=$MPIZIP_LIB"
+  grep -q '^# MPIZip: active' "$work/ws" || fail "weight_sync preloaded: MPIZip not active"
+  run_weight_sync "host compression" -x "LD_PRELOAD=$MPIZIP_LIB" -x MPIZIP_HOST_COMPRESS=1
+  # Every iteration checked, on trained weights (the test's three values, repeated).
+  run_weight_sync "host compression -c real" -x "LD_PRELOAD=$MPIZIP_LIB" \
+    -x MPIZIP_HOST_COMPRESS=1 -- -c --data real
+  grep -q '^# Verification: .*every iteration of 4' "$work/ws" || fail "weight_sync -c verification line"
+fi
+
 # --- Header lines that results are read by.
 "${launcher[@]}" -np 2 "$bench/osu_bw" -T bf16 --data constant -m 2:2 -i 2 -x 0 > "$work/out" 2>&1
 grep -q '^# OSU MPI Bandwidth Test' "$work/out" || fail "osu_bw title"
@@ -105,6 +138,10 @@ MPIZIP_REAL_WEIGHTS=$work/missing.bin expect_error "missing weights" "cannot ope
 if ! grep -q '^#define MPIZIP_HAVE_CUDA 1' "$build/config.h"; then
   expect_error "-d cuda without CUDA" "no CUDA support" 2 "$bench/osu_bw" -d cuda
 fi
+expect_error "weight_sync odd tensor" "not a whole number of bf16" 2 "$bench/weight_sync" --tensors 1M,3
+expect_error "weight_sync bad list" "--tensors takes" 2 "$bench/weight_sync" --tensors 1M,,2K
+expect_error "weight_sync -m" "unknown option -m" 2 "$bench/weight_sync" -m 1024
+expect_error "weight_sync three ranks" "exactly 2 processes" 3 "$bench/weight_sync" --tensors 1K
 
 # --- compare: a table with a row per size, JSON rows, a plot.
 if [ -f "${MPIZIP_LIB:-}" ]; then
@@ -122,6 +159,17 @@ if [ -f "${MPIZIP_LIB:-}" ]; then
     [ ${#plot[@]} = 0 ] || [ -s "$work/c.png" ] || fail "compare plot"
   else
     fail "compare: $(cat "$work/compare.err")"
+  fi
+  # weight_sync: one row, time per sync, lower is better.
+  if "$src/osu-bench/compare" --reps 1 --json "$work/w.json" -- \
+      weight_sync --tensors 1M,512K -i 2 -x 1 > "$work/wtable" 2> "$work/w.err"; then
+    [ "$(grep -cE '^1572864 +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$work/wtable")" = 1 ] ||
+      fail "compare weight_sync table: $(cat "$work/wtable")"
+    grep -q '^# Size *plain Time (ms) *MPIZip Time (ms) *speed-up$' "$work/wtable" ||
+      fail "compare weight_sync header: $(cat "$work/wtable")"
+    grep -q '"higher_is_better": false' "$work/w.json" || fail "compare weight_sync JSON"
+  else
+    fail "compare weight_sync: $(cat "$work/w.err")"
   fi
   # A baseline of MPIZip with other settings: both sides preloaded, the table says so.
   if "$src/osu-bench/compare" --reps 1 --json "$work/b.json" --baseline "MPIZIP_LOG=error" \

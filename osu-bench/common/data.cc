@@ -141,16 +141,21 @@ std::optional<RealWeights> RealWeights::load(const std::string& path, std::strin
 
 void generate_data(DataKind kind, ElemType t, int rank, size_t count, const RealWeights* real,
                    std::byte* out) {
+  generate_data_range(kind, t, rank, 0, count, real, out);
+}
+
+void generate_data_range(DataKind kind, ElemType t, int rank, size_t first, size_t count,
+                         const RealWeights* real, std::byte* out) {
   size_t elem = elem_type_size(t);
   if (kind == DataKind::kConstant) {
     std::memset(out, kConstantByte, count * elem);
     return;
   }
   std::vector<float> chunk(std::min(count, kChunk));
-  for (size_t first = 0; first < count; first += kChunk) {
-    std::span<float> part(chunk.data(), std::min(kChunk, count - first));
-    fill_chunk(kind, rank, first, part, real);
-    cast_from_float(t, part, out + first * elem);
+  for (size_t done = 0; done < count; done += kChunk) {
+    std::span<float> part(chunk.data(), std::min(kChunk, count - done));
+    fill_chunk(kind, rank, first + done, part, real);
+    cast_from_float(t, part, out + done * elem);
   }
 }
 

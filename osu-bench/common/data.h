@@ -50,5 +50,9 @@ class RealWeights {
 // Fills out with count elements of type t: what rank sends. real must be set for kReal.
 void generate_data(DataKind kind, ElemType t, int rank, size_t count, const RealWeights* real,
                    std::byte* out);
+// Elements [first, first + count) of the same sequence: generate_data is generate_data_range
+// from 0, so consecutive ranges (a model's tensors) are distinct parts of one rank's data.
+void generate_data_range(DataKind kind, ElemType t, int rank, size_t first, size_t count,
+                         const RealWeights* real, std::byte* out);
 
 }  // namespace osub

@@ -41,6 +41,44 @@ bool parse_sizes(std::string_view arg, Options& o) {
   return o.min_size <= o.max_size;
 }
 
+// A comma-separated list of byte counts, each positive.
+bool parse_tensor_list(std::string_view arg, std::vector<size_t>& out) {
+  out.clear();
+  while (true) {
+    size_t comma = arg.find(',');
+    auto bytes = parse_bytes(arg.substr(0, comma));
+    if (!bytes || *bytes == 0) return false;
+    out.push_back(*bytes);
+    if (comma == std::string_view::npos) return true;
+    arg.remove_prefix(comma + 1);
+  }
+}
+
+// MPI_TAG_UB is at least this: weight_sync tags each tensor with its index.
+constexpr size_t kMaxTensors = 32767;
+
+// Each tensor a whole number of elements, each count an MPI int.
+bool check_tensors(const Options& o, std::string& error) {
+  size_t elem = elem_type_size(o.type);
+  if (o.tensors.size() > kMaxTensors) {
+    error = "--tensors: at most " + std::to_string(kMaxTensors) + " tensors";
+    return false;
+  }
+  for (size_t bytes : o.tensors) {
+    if (bytes % elem) {
+      error = "--tensors: " + std::to_string(bytes) + " bytes is not a whole number of " +
+              std::string(elem_type_name(o.type)) + " elements";
+      return false;
+    }
+    if (bytes / elem > size_t(std::numeric_limits<int>::max())) {
+      error = "--tensors: a tensor of " + std::to_string(bytes) +
+              " bytes has more elements than an MPI count can hold";
+      return false;
+    }
+  }
+  return true;
+}
+
 std::optional<Location> location_letter(std::string_view s) {
   if (s == "D") return Location::kDevice;
   if (s == "H") return Location::kHost;
@@ -100,7 +138,14 @@ int Options::warmup_for(size_t bytes) const {
   return bytes > kLargeMessage ? kWarmupLarge : kWarmupSmall;
 }
 
+size_t Options::total_tensor_bytes() const {
+  size_t total = 0;
+  for (size_t b : tensors) total += b;
+  return total;
+}
+
 std::vector<size_t> Options::sizes() const {
+  if (!tensors.empty()) return {total_tensor_bytes()};
   std::vector<size_t> out;
   size_t elem = elem_type_size(type);
   for (size_t s = std::bit_ceil(std::max(min_size, elem)); s && s <= max_size; s *= 2)
@@ -121,6 +166,9 @@ std::optional<Options> parse_options(int argc, char** argv, const ProgramTraits&
                                      std::string& error) {
   Options o;
   o.max_size = traits.default_max_size;
+  o.tensors = traits.default_tensors;
+  o.type = traits.default_type;
+  bool tensors = !traits.default_tensors.empty();
   std::optional<std::string_view> device;
   std::vector<Location> letters;
   auto bad = [&](const char* why) -> std::optional<Options> {
@@ -138,7 +186,7 @@ std::optional<Options> parse_options(int argc, char** argv, const ProgramTraits&
       o.help = true;
     } else if (arg == "-c" || arg == "--validation") {
       o.validate = true;
-    } else if (arg == "-m" || arg == "--message-size") {
+    } else if ((arg == "-m" || arg == "--message-size") && !tensors) {
       if (!(v = value(i)) || !parse_sizes(*v, o)) return bad("-m takes [min:]max in bytes");
     } else if (arg == "-i" || arg == "--iterations") {
       if (!(v = value(i)) || !(o.iterations = parse_number<int>(*v)) || *o.iterations < 1)
@@ -164,6 +212,9 @@ std::optional<Options> parse_options(int argc, char** argv, const ProgramTraits&
       if (!(v = value(i)) || !(k = data_kind_from_name(*v)))
         return bad("--data takes constant, uniform, normal or real");
       o.data = *k;
+    } else if (arg == "--tensors" && tensors) {
+      if (!(v = value(i)) || !parse_tensor_list(*v, o.tensors))
+        return bad("--tensors takes a list of sizes in bytes, K, M or G, e.g. 214M,107M,32M,16M");
     } else if (location_letter(arg) && traits.point_to_point && letters.empty()) {
       i += parse_letters(argc, argv, i, letters) - 1;  // OSU's trailing "D H"
     } else {
@@ -172,6 +223,13 @@ std::optional<Options> parse_options(int argc, char** argv, const ProgramTraits&
     }
   }
   if (!apply_locations(device, letters, traits, o, error)) return std::nullopt;
+  if (!o.iterations) o.iterations = traits.default_iterations;
+  if (!o.warmup) o.warmup = traits.default_warmup;
+  if (traits.always_validates) {
+    o.check_every_step = o.validate;
+    o.validate = true;
+  }
+  if (tensors) return check_tensors(o, error) ? std::optional<Options>(o) : std::nullopt;
   // MPI counts are int.
   if (o.largest_size() / elem_type_size(o.type) > size_t(std::numeric_limits<int>::max()))
     return bad("-m: the largest message has more elements than an MPI count can hold");
@@ -179,20 +237,74 @@ std::optional<Options> parse_options(int argc, char** argv, const ProgramTraits&
 }
 
 std::string usage(const char* program, const ProgramTraits& traits) {
+  bool tensors = !traits.default_tensors.empty();
   std::string u = std::string("usage: ") + program + " [options]" +
-                  (traits.point_to_point ? " [D|H D|H]" : "") + "\n" +
-                  "  -m [min:]max      message sizes in bytes, powers of two (default 1:" +
-                  std::to_string(traits.default_max_size) + ")\n" +
-                  "  -i N              timed iterations per size (default 1000, 100 above 8 KiB)\n"
-                  "  -x N              warm-up iterations per size (default 200, 10 above 8 KiB)\n"
-                  "  -c                check the received data bit-exactly\n"
-                  "  -d cuda|host      buffer location";
+                  (traits.point_to_point ? " [D|H D|H]" : "") + "\n";
+  if (tensors) {
+    std::string list;
+    for (size_t b : traits.default_tensors) list += (list.empty() ? "" : ",") + format_bytes(b);
+    u += "  --tensors LIST    tensors sent per step, bytes with K, M or G (default " + list + ")\n";
+  } else {
+    u += "  -m [min:]max      message sizes in bytes, powers of two (default 1:" +
+         std::to_string(traits.default_max_size) + ")\n";
+  }
+  u += traits.default_iterations
+           ? "  -i N              timed iterations (default " +
+                 std::to_string(*traits.default_iterations) + ")\n"
+           : "  -i N              timed iterations per size (default 1000, 100 above 8 KiB)\n";
+  u += traits.default_warmup
+           ? "  -x N              warm-up iterations (default " +
+                 std::to_string(*traits.default_warmup) + ")\n"
+           : "  -x N              warm-up iterations per size (default 200, 10 above 8 KiB)\n";
+  u += traits.always_validates
+           ? "  -c                check every iteration bit-exactly (default: the first and last)\n"
+           : "  -c                check the received data bit-exactly\n";
+  u += "  -d cuda|host      buffer location";
   u += traits.point_to_point ? "; \"-d cuda D H\" sets rank 0 and rank 1 apart\n" : "\n";
   if (traits.window) u += "  -W N              window size (default 64)\n";
-  u += "  -T TYPE           float|double|bf16|fp16|fp8e4m3|fp8e5m2 (default float)\n"
+  u += "  -T TYPE           float|double|bf16|fp16|fp8e4m3|fp8e5m2 (default " +
+       std::string(elem_type_name(traits.default_type)) +
+       ")\n"
        "  --data KIND       constant|uniform|normal|real (default uniform)\n"
        "  -h                this help\n";
   return u;
+}
+
+std::optional<size_t> parse_bytes(std::string_view s) {
+  unsigned shift = 0;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'K':
+      case 'k':
+        shift = 10;
+        break;
+      case 'M':
+      case 'm':
+        shift = 20;
+        break;
+      case 'G':
+      case 'g':
+        shift = 30;
+        break;
+      default:
+        break;
+    }
+    if (shift) s.remove_suffix(1);
+  }
+  auto n = parse_number<size_t>(s);
+  if (!n || *n > (std::numeric_limits<size_t>::max() >> shift)) return std::nullopt;
+  return *n << shift;
+}
+
+std::string format_bytes(size_t bytes) {
+  static const struct {
+    unsigned shift;
+    char suffix;
+  } units[] = {{30, 'G'}, {20, 'M'}, {10, 'K'}};
+  for (const auto& u : units)
+    if (bytes && bytes % (size_t(1) << u.shift) == 0)
+      return std::to_string(bytes >> u.shift) + u.suffix;
+  return std::to_string(bytes);
 }
 
 }  // namespace osub
