@@ -65,6 +65,22 @@ void print_machine() {
   std::printf("  transport    %s\n", mpizip::transport::ucx_description().c_str());
 }
 
+// What a rank may hold at most, from the current settings (the bounds of src/platform/buffers.h
+// and src/transport/staging.h).
+void print_memory() {
+  const mpizip::core::Settings& s = mpizip::core::settings();
+  const double mib = 1024.0 * 1024.0;
+  std::printf("\nMemory per rank (bounds, from the settings)\n");
+  std::printf("  pinned host  %.0f MiB (MPIZIP_STAGING_BYTES): staging of device buffers by the "
+              "MPI-library and UCX transports, in 4 MiB pieces, and pooled host buffers "
+              "(compressed payloads, staged point-to-point and collectives); beyond it, pageable "
+              "memory\n", static_cast<double>(s.staging_bytes) / mib);
+  std::printf("  device       %.0f MiB kept for compressed streams in flight "
+              "(MPIZIP_DEVICE_POOL_BYTES); a larger message takes a block of its own for its "
+              "duration; the GPU codec's workspace adds under 1%% of the largest message\n",
+              static_cast<double>(s.device_pool_bytes) / mib);
+}
+
 void print_settings() {
   std::printf("\nSettings (environment variables)\n");
   for (const auto& s : mpizip::core::describe_settings()) {
@@ -98,6 +114,7 @@ int main(int argc, char** argv) {
   }
   print_build();
   print_machine();
+  print_memory();
   print_settings();
   return 0;
 }

@@ -47,15 +47,11 @@ Status StagingPool::acquire(StagingPiece* out) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (free_.empty()) {
       if (pieces_.size() >= max_pieces_) return Status::kOutOfMemory;
-      auto piece = std::make_unique<platform::PinnedMemory>();
-      if (piece->allocate(kPieceBytes) != Status::kOk) {
-        max_pieces_ = pieces_.size();
-        MPIZIP_WARN("pinned staging memory: allocation failed at %zu pieces of %llu bytes; the "
-                    "pool stops growing", pieces_.size(),
-                    static_cast<unsigned long long>(kPieceBytes));
-        return Status::kOutOfMemory;
-      }
-      free_.push_back(piece->get());
+      // From the process's pooled pinned memory (src/platform/buffers.h), so that one bound covers
+      // all of MPIZip's pinned memory; unpinned memory (the bound reached) is of no use here.
+      auto piece = std::make_unique<platform::HostBuffer>();
+      if (piece->resize(kPieceBytes) != Status::kOk || !piece->pinned()) return Status::kOutOfMemory;
+      free_.push_back(piece->data());
       pieces_.push_back(std::move(piece));
     }
     data = free_.back();

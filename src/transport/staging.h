@@ -1,6 +1,7 @@
 // Pinned host memory through which transports stage device buffers when the wire cannot reach
-// device memory: one pool per process of fixed-size pieces, allocated on first use and never more
-// than a bound (Options::staging_bytes, MPIZIP_STAGING_BYTES). A transfer that finds the pool
+// device memory: one pool per process of fixed-size pieces, allocated on first use from the
+// process's pooled pinned memory (src/platform/buffers.h) and never more than a bound
+// (Options::staging_bytes, MPIZIP_STAGING_BYTES, which also bounds that pooled memory as a whole). A transfer that finds the pool
 // exhausted stages through pageable memory instead, so a full pool slows transfers down but never
 // holds one back (two ranks waiting for each other's pieces could otherwise wait forever).
 #pragma once
@@ -10,6 +11,7 @@
 #include <mutex>
 #include <vector>
 
+#include "src/platform/buffers.h"
 #include "src/platform/device.h"
 #include "src/platform/status.h"
 
@@ -51,7 +53,7 @@ class StagingPool : public std::enable_shared_from_this<StagingPool> {
 
   std::mutex mutex_;
   uint64_t max_pieces_ = 0;
-  std::vector<std::unique_ptr<platform::PinnedMemory>> pieces_;  // every piece allocated
+  std::vector<std::unique_ptr<platform::HostBuffer>> pieces_;  // every piece allocated
   std::vector<void*> free_;
 };
 

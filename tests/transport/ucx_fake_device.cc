@@ -62,6 +62,13 @@ Status copy_to_device(void* device_dst, const void* src, uint64_t bytes) {
   return Status::kOk;
 }
 
+// Pinned and device memory of the stand-in: heap memory (the pools of src/platform/buffers.cc,
+// which the staging pool draws on, allocate through these).
+void* pinned_alloc(uint64_t bytes) { return bytes > 0 ? std::malloc(bytes) : nullptr; }
+void pinned_free(void* p) { std::free(p); }
+void* device_alloc(uint64_t bytes) { return bytes > 0 ? std::malloc(bytes) : nullptr; }
+void device_free(void* p) { std::free(p); }
+
 template <MemoryKind kKind>
 GpuMemory<kKind>::~GpuMemory() {
   std::free(ptr_);
