@@ -20,9 +20,11 @@ EXTRA_DIST += tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compil
 
 if HAVE_GTEST
 check_PROGRAMS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \
-	tests/unit/pool_bounds_test
+	tests/unit/pool_bounds_test tests/unit/topology_test
 tests_unit_buffers_test_SOURCES = tests/unit/buffers_test.cc
 tests_unit_buffers_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
+tests_unit_topology_test_SOURCES = tests/unit/topology_test.cc
+tests_unit_topology_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 tests_unit_pool_bounds_test_SOURCES = tests/unit/pool_bounds_test.cc
 tests_unit_pool_bounds_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 tests_unit_settings_test_SOURCES = tests/unit/settings_test.cc
@@ -30,7 +32,7 @@ tests_unit_settings_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 tests_unit_p2p_recv_test_SOURCES = tests/unit/p2p_recv_test.cc
 tests_unit_p2p_recv_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 TESTS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \
-	tests/unit/pool_bounds_test
+	tests/unit/pool_bounds_test tests/unit/topology_test
 endif
 
 include tests/codec-cpu.mk

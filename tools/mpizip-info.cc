@@ -54,6 +54,18 @@ void print_machine() {
     std::printf("  GPU %d        %s, %d SMs, compute capability %d.%d, %.1f GiB, PCI %s\n", g.index,
                 g.name.c_str(), g.multiprocessors, g.cc_major, g.cc_minor,
                 g.memory_bytes / 1073741824.0, g.pci_bus_id.c_str());
+    // Where MPIZip places the progress thread and the pinned staging memory for this GPU.
+    auto p = mpizip::platform::gpu_placement(g.pci_bus_id);
+    if (!p.known) {
+      std::printf("               placement unknown (%s)\n", p.why_not.c_str());
+      continue;
+    }
+    std::printf("               nearest cores %s, NUMA node(s) %s (progress thread, pinned "
+                "staging memory)\n", p.cpus.c_str(), p.numa_nodes.empty() ? "-" : p.numa_nodes.c_str());
+    std::string nics;
+    for (const auto& n : p.nics) nics += (nics.empty() ? "" : ", ") + n;
+    std::printf("               network devices, nearest first: %s\n",
+                nics.empty() ? "none found" : nics.c_str());
   }
   auto t = mpizip::platform::topology();
   if (t.available) {

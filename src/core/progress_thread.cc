@@ -13,6 +13,7 @@
 #include "src/core/settings.h"
 #include "src/platform/device.h"
 #include "src/platform/log.h"
+#include "src/platform/topology.h"
 #include "src/transport/transport.h"
 
 namespace mpizip::core {
@@ -26,7 +27,11 @@ std::mutex g_mutex;
 std::condition_variable g_cv;
 bool g_stop = false;
 
-void run() {
+void run(std::string gpu) {
+  // Near the GPU whose work it advances (hwloc): the copies it starts and the events it polls.
+  if (!gpu.empty() && platform::bind_thread_near(gpu)) {
+    MPIZIP_DEBUG("progress thread bound to the cores nearest GPU %s", gpu.c_str());
+  }
   std::unique_lock<std::mutex> lock(g_mutex);
   while (!g_stop) {
     if (request_count() == 0) {
@@ -65,7 +70,7 @@ void progress_thread_start(int provided) {
     return;
   }
   g_stop = false;
-  g_thread = std::thread(run);
+  g_thread = std::thread(run, platform::current_gpu_pci_bus_id());
   g_progress_thread_running.store(true);
   MPIZIP_DEBUG("progress thread started");
 }

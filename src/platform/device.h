@@ -30,6 +30,9 @@ std::vector<GpuInfo> gpus(std::string* why_none);
 // True when this process sees a GPU (probed once; cheap after the first call).
 bool has_gpu();
 
+// The PCI bus id ("0000:19:00.0") of the calling thread's current GPU; empty without one.
+std::string current_gpu_pci_bus_id();
+
 // True when `p` points to device memory (or managed memory) of any GPU. False for host memory and
 // in builds or processes without a GPU.
 bool is_device_pointer(const void* p);

@@ -7,6 +7,7 @@
 #include "src/platform/device.h"
 #include "src/platform/gpu.h"
 #include "src/platform/log.h"
+#include "src/platform/topology.h"
 
 namespace mpizip::platform {
 namespace {
@@ -83,6 +84,21 @@ std::vector<GpuInfo> gpus(std::string* why_none) {
 
 bool has_gpu() { return device_count(nullptr) > 0; }
 
+std::string current_gpu_pci_bus_id() {
+  if (!has_gpu()) return "";
+  int device = 0;
+  if (gpuGetDevice(&device) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return "";
+  }
+  // The bus id of each device, asked once (a runtime call per pinned allocation would be waste).
+  static const std::vector<GpuInfo> all = gpus(nullptr);
+  for (const GpuInfo& g : all) {
+    if (g.index == device) return g.pci_bus_id;
+  }
+  return "";
+}
+
 bool is_device_pointer(const void* p) {
   if (p == nullptr || device_count(nullptr) == 0) return false;
 #if defined(MPIZIP_HIP)
@@ -125,12 +141,15 @@ Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t 
 
 void* pinned_alloc(uint64_t bytes) {
   if (bytes == 0 || !has_gpu()) return nullptr;
-  void* p = nullptr;
-  if (gpuMallocHost(&p, bytes) != gpuSuccess) {
-    (void)gpuGetLastError();
-    return nullptr;
-  }
-  return p;
+  // On the NUMA node nearest the GPU, which copies it to and from (hwloc; topology.h).
+  return allocate_near(current_gpu_pci_bus_id(), [bytes]() -> void* {
+    void* p = nullptr;
+    if (gpuMallocHost(&p, bytes) != gpuSuccess) {
+      (void)gpuGetLastError();
+      return nullptr;
+    }
+    return p;
+  });
 }
 
 void pinned_free(void* p) {

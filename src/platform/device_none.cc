@@ -11,6 +11,7 @@ std::vector<GpuInfo> gpus(std::string* why_none) {
 }
 
 bool has_gpu() { return false; }
+std::string current_gpu_pci_bus_id() { return ""; }
 
 bool is_device_pointer(const void*) { return false; }
 

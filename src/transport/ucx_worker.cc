@@ -1,8 +1,11 @@
 #include "src/transport/ucx_worker.h"
 
 #include <chrono>
+#include <cstdlib>
 
 #include "src/platform/log.h"
+#include "src/platform/topology.h"
+#include "src/platform/device.h"
 
 namespace mpizip::transport::ucx {
 namespace {
@@ -73,6 +76,14 @@ void Worker::shutdown() {
 Status Worker::start() {
   ucp_config_t* config = nullptr;
   MPIZIP_CHECK(convert(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read"));
+  // Several InfiniBand devices and no choice of the user's: the one nearest this rank's GPU
+  // (hwloc), whose traffic then crosses the fewest PCIe links to and from that GPU's memory.
+  if (std::getenv("UCX_NET_DEVICES") == nullptr) {
+    const std::string nic = platform::nearest_infiniband_device(platform::current_gpu_pci_bus_id());
+    if (!nic.empty() && ucp_config_modify(config, "NET_DEVICES", (nic + ":1").c_str()) == UCS_OK) {
+      MPIZIP_INFO("UCX: network device %s:1, the nearest to the GPU", nic.c_str());
+    }
+  }
   ucp_params_t params = {};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
   params.features = UCP_FEATURE_TAG;

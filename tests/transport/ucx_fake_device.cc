@@ -51,6 +51,7 @@ void run_until(const Marker& m) {
 namespace mpizip::platform {
 
 bool has_gpu() { return true; }
+std::string current_gpu_pci_bus_id() { return ""; }
 
 Status copy_to_host(void* dst, const void* device_src, uint64_t bytes) {
   if (bytes > 0) std::memcpy(dst, device_src, bytes);
