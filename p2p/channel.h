@@ -22,6 +22,7 @@ class ProbedQueue;
 enum class Pipeline {
   kSplit,           // the raw part leaves as soon as it is separated, while the rest is encoded
   kEncodeThenSend,  // both parts leave once the whole stream is encoded
+  kChunked,         // fixed-size chunks, each compressed as a job of its own and sent when done
   kOff,             // device buffers travel uncompressed
 };
 

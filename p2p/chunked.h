@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "p2p/channel.h"
+#include "p2p/gpu_codec.h"
 #include "p2p/wire.h"
 #include "src/platform/buffers.h"
 #include "src/platform/status.h"
@@ -63,6 +64,35 @@ class ChunkedSender {
   double codec_seconds_ = 0;
 };
 
+// The same from device memory (Payload::kChunkedDevice, MPIZIP_P2P_PIPELINE=chunked): every
+// chunk's compression is queued on the GPU at once, each a job of its own, and each chunk leaves
+// from device memory as soon as its job has ended.
+class ChunkedDeviceSender {
+ public:
+  ChunkedDeviceSender(const Channel& ch, const UserBuffer& b, int dest, uint64_t first_tag,
+                      uint64_t chunk_bytes);
+  // Queues every chunk's compression. kUnsupported without a GPU codec (nothing queued then).
+  Status start();
+  // Posts the chunks whose compression ended, tests those in flight. kOk with *done once every
+  // chunk has left.
+  Status advance(bool* done);
+  // Every chunk is compressed and posted: the application's buffer is no longer read.
+  bool all_posted() const { return posted_ == chunks_; }
+  uint64_t wire_bytes() const { return wire_bytes_; }
+
+ private:
+  Channel ch_;
+  UserBuffer b_;
+  int dest_;
+  uint64_t first_tag_;
+  uint64_t chunk_elems_;
+  uint64_t chunks_;
+  uint64_t posted_ = 0;  // chunks are posted in order, as their jobs end in order
+  std::vector<std::unique_ptr<GpuJob>> jobs_;
+  std::vector<std::unique_ptr<transport::Transfer>> transfers_;
+  uint64_t wire_bytes_ = 0;
+};
+
 class ChunkedReceiver {
  public:
   // `h`: a validated kChunked header. `discard`: receive every chunk and decode none (the
@@ -80,17 +110,24 @@ class ChunkedReceiver {
  private:
   struct Slot {
     uint64_t chunk = 0;
-    platform::HostBuffer data;
+    platform::HostBuffer data;      // kChunked
+    platform::DeviceBuffer device;  // kChunkedDevice
     std::unique_ptr<transport::Transfer> transfer;
+    std::unique_ptr<GpuJob> decode;  // kChunkedDevice into a device buffer: decoding on the GPU
+    uint64_t keep = 0;               // bytes of the chunk the application's buffer takes
+    bool in_host = true;             // the chunk lands in `data` (host memory)
   };
   Status post_next(Slot* slot);
   Status deliver(Slot* slot);
+  Status decode_host(Slot* slot, const uint8_t* stream, uint64_t stream_bytes);
+  void check_decoded(Slot* slot);
 
   Channel ch_;
   UserBuffer b_;
   MatchHeader h_;
   int source_;
   bool discard_;
+  bool device_;  // kChunkedDevice: chunks land in device memory
   uint64_t chunk_elems_;
   uint64_t chunks_;
   uint64_t capacity_;  // bytes of the application's buffer

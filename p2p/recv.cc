@@ -175,7 +175,7 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
     deliver_host(msg + payload_at);
     return;
   }
-  if (header_.payload == Payload::kChunked) {
+  if (header_.payload == Payload::kChunked || header_.payload == Payload::kChunkedDevice) {
     const bool mismatch = header_.dtype != b_.dtype;
     chunked_ = std::make_unique<ChunkedReceiver>(ch_, b_, header_, source, mismatch);
     phase_ = Phase::kChunks;

@@ -44,7 +44,21 @@ class SendOp : public platform::Operation {
     // speed. Host buffers follow MPIZIP_HOST_COMPRESS wherever the peer is.
     const bool same_node = ch_.transport != nullptr && ch_.transport->same_node(dest_);
     bool gpu_failed = false;
-    if (wants_compression && b_.device && !same_node &&
+    if (wants_compression && b_.device && !same_node && ch_.policy.pipeline == Pipeline::kChunked &&
+        ch_.policy.chunk_bytes > 0 && app_bytes_ > ch_.policy.chunk_bytes) {
+      const auto chunks = static_cast<uint32_t>(chunk_count(app_bytes_, ch_.policy.chunk_bytes));
+      bulk_tag_ = ch_.bulk_tags->fetch_add(chunks, std::memory_order_relaxed);
+      auto sender = std::make_unique<ChunkedDeviceSender>(ch_, b_, dest_, bulk_tag_,
+                                                          ch_.policy.chunk_bytes);
+      Status s = sender->start();
+      if (s == Status::kOk) return start_chunked_device(std::move(sender));
+      if (s != Status::kUnsupported) {
+        MPIZIP_LOG_ONCE(kWarn, "GPU compression unavailable (%s); sending uncompressed",
+                        status_string(s));
+        gpu_failed = true;
+      }
+    }
+    if (!gpu_failed && wants_compression && b_.device && !same_node &&
         gpu_split_bytes(b_.dtype, static_cast<uint64_t>(b_.count)) > 0) {
       Status s = gpu_start_compress(b_.dtype, b_.ptr, static_cast<uint64_t>(b_.count),
                                     ch_.policy.checksum,
@@ -82,12 +96,22 @@ class SendOp : public platform::Operation {
         traffic_.codec_seconds = chunked_->codec_seconds();
       }
     }
+    if (chunked_device_ && !chunks_done_) {
+      const bool compressing = !chunked_device_->all_posted();
+      Status s = chunked_device_->advance(&chunks_done_);
+      if (s != Status::kOk) return fail(s);
+      if (compressing && chunked_device_->all_posted()) {
+        traffic_.codec_seconds += seconds_since(codec_start_);
+      }
+      if (chunks_done_) traffic_.wire_bytes = chunked_device_->wire_bytes();
+    }
     if (match_req_ != MPI_REQUEST_NULL) {
       int flag = 0;
       int rc = PMPI_Test(&match_req_, &flag, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) return fail_mpi(rc);
     }
-    bool all = !job_active_ && match_req_ == MPI_REQUEST_NULL && (!chunked_ || chunks_done_);
+    bool all = !job_active_ && match_req_ == MPI_REQUEST_NULL &&
+               ((!chunked_ && !chunked_device_) || chunks_done_);
     for (auto& t : transfers_) {
       if (!t) continue;
       bool finished = false;
@@ -103,7 +127,8 @@ class SendOp : public platform::Operation {
 
   // The match message is MPIZip's own copy: only a synchronous send waits for it to be matched.
   bool detachable() const override {
-    const bool owned = owned_ || (chunked_ && chunked_->all_posted());
+    const bool owned = owned_ || (chunked_ && chunked_->all_posted()) ||
+                       (chunked_device_ && chunked_device_->all_posted());
     return !done_ && owned && !job_active_ && (!synchronous_ || match_req_ == MPI_REQUEST_NULL) &&
            error_ == MPI_SUCCESS;
   }
@@ -242,6 +267,27 @@ class SendOp : public platform::Operation {
       return rc;
     }
     return post_transfer(0, payload_, payload_bytes_, payload_where_, bulk_tag_);
+  }
+
+  // Chunked from device memory: every chunk's compression is queued (by the caller); the match
+  // message now, each chunk as soon as its job ends.
+  int start_chunked_device(std::unique_ptr<ChunkedDeviceSender> sender) {
+    const MatchHeader h = make_header(Payload::kChunkedDevice, Encoding::kCompressed, b_.dtype,
+                                      bulk_tag_, static_cast<uint64_t>(b_.count),
+                                      ch_.policy.chunk_bytes);
+    match_.resize(kHeaderBytes);
+    std::memcpy(match_.data(), &h, kHeaderBytes);
+    traffic_.compressed = true;
+    codec_start_ = std::chrono::steady_clock::now();
+    chunked_device_ = std::move(sender);
+    int rc = post_match();
+    if (rc != MPI_SUCCESS) return rc;
+    Status s = chunked_device_->advance(&chunks_done_);
+    if (s != Status::kOk) {
+      MPIZIP_ERROR("send of %d elements to rank %d failed: %s", b_.count, dest_, status_string(s));
+      return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
   }
 
   // Chunked (p2p/chunked.h): the match message now, then chunk after chunk, each compressed while
@@ -388,7 +434,8 @@ class SendOp : public platform::Operation {
   int error_ = MPI_SUCCESS;
   bool done_ = false;
   bool owned_ = false;  // every byte that still travels is in MPIZip's memory (or the match message)
-  std::unique_ptr<ChunkedSender> chunked_;  // Payload::kChunked
+  std::unique_ptr<ChunkedSender> chunked_;               // Payload::kChunked
+  std::unique_ptr<ChunkedDeviceSender> chunked_device_;  // Payload::kChunkedDevice
   bool chunks_done_ = false;
 };
 

@@ -55,13 +55,13 @@ bool parse_header(const void* msg, size_t bytes, MatchHeader* out, size_t* paylo
   if (h.magic != kMagic || h.version != kVersion || h.check != header_check(h)) return false;
   if (h.payload != Payload::kInline && h.payload != Payload::kBulk &&
       h.payload != Payload::kSplit && h.payload != Payload::kBulkDevice &&
-      h.payload != Payload::kChunked) {
+      h.payload != Payload::kChunked && h.payload != Payload::kChunkedDevice) {
     return false;
   }
   if (h.encoding != Encoding::kRaw && h.encoding != Encoding::kCompressed) return false;
   if (!format::dtype_valid(static_cast<uint8_t>(h.dtype))) return false;
   if (h.app_bytes != h.count * format::elem_bytes(h.dtype)) return false;
-  if (h.payload == Payload::kChunked) {
+  if (h.payload == Payload::kChunked || h.payload == Payload::kChunkedDevice) {
     // payload_bytes is the chunk's size in application bytes.
     const uint64_t elem = format::elem_bytes(h.dtype);
     if (h.encoding != Encoding::kCompressed || h.count == 0 || h.payload_bytes == 0 ||

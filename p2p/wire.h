@@ -28,6 +28,7 @@ enum class Payload : uint8_t {
   kChunked = 5,     // compressed host data in chunks of payload_bytes application bytes (a
                     // multiple of the element size), each its own stream, chunk k one transfer
                     // with tag bulk_tag + k, into host memory (p2p/chunked.h)
+  kChunkedDevice = 6,  // as kChunked, compressed on the GPU, from and into device memory
 };
 // Transfers of kSplit and kBulkDevice payloads are received into device memory, those of kBulk
 // into host memory, whatever the receiver's buffer: both sides then hand the transport the same

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Device-buffer point-to-point under MPIZip on 2, 3 and 4 ranks sharing the GPU, through every
 # path: same node (CUDA IPC, uncompressed), and with every rank its own node (compressed at the
-# default threshold and on every message, split-send and encode-then-send, over the MPI library and
+# default threshold and on every message, split-send, encode-then-send and chunked, over the MPI library and
 # over the emulated link). Up to 1 GB on 2 ranks. Skipped (77) where there is no GPU.
 . "$MPIZIP_SRCDIR/tests/mpi/lib.sh"
 prog="$MPIZIP_BUILDDIR/tests/gpu/p2p_device"
@@ -13,6 +13,8 @@ for np in 2 3 4; do
              "MPIZIP_FORCE_INTERNODE=1" \
              "MPIZIP_FORCE_INTERNODE=1 MPIZIP_MIN_BYTES=0" \
              "MPIZIP_FORCE_INTERNODE=1 MPIZIP_P2P_PIPELINE=encode-then-send" \
+             "MPIZIP_FORCE_INTERNODE=1 MPIZIP_P2P_PIPELINE=chunked" \
+             "MPIZIP_FORCE_INTERNODE=1 MPIZIP_P2P_PIPELINE=chunked MPIZIP_CHUNK_BYTES=192K MPIZIP_MIN_BYTES=0" \
              "MPIZIP_FORCE_INTERNODE=1 MPIZIP_TRANSPORT=emulated MPIZIP_EMU_GBPS=47"; do
     m=$big
     [ -n "$env" ] && [ "$m" -gt 67108864 ] && [ "$env" != "MPIZIP_FORCE_INTERNODE=1" ] && m=67108864
