@@ -30,11 +30,7 @@ inline bool deliver_inline(const UserBuffer& b, const uint8_t* msg, uint64_t byt
   const uint64_t capacity = static_cast<uint64_t>(b.count) * format::elem_bytes(b.dtype);
   if (bytes <= kBareMaxBytes) {  // a bare message (wire.h): the application's bytes
     const uint64_t n = bytes < capacity ? bytes : capacity;
-    if (n == 8) {
-      __builtin_memcpy(b.ptr, msg, 8);
-    } else if (n > 0) {
-      std::memcpy(b.ptr, msg, n);
-    }
+    copy_payload(b.ptr, msg, n);
     st->bytes = n;
     st->error = bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     traffic->app_bytes = traffic->wire_bytes = bytes;
@@ -49,12 +45,7 @@ inline bool deliver_inline(const UserBuffer& b, const uint8_t* msg, uint64_t byt
   const uint64_t app_bytes = bytes - kCompactHeaderBytes;
   if (h.count > kMaxInlineBytes || app_bytes != h.count * format::elem_bytes(b.dtype)) return false;
   const uint64_t n = app_bytes < capacity ? app_bytes : capacity;
-  const uint8_t* src = msg + kCompactHeaderBytes;
-  if (n == 8) {
-    __builtin_memcpy(b.ptr, src, 8);
-  } else if (n > 0) {
-    std::memcpy(b.ptr, src, n);
-  }
+  copy_payload(b.ptr, msg + kCompactHeaderBytes, n);
   st->bytes = n;
   st->error = app_bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   traffic->app_bytes = app_bytes;

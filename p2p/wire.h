@@ -65,6 +65,18 @@ MatchHeader make_header(Payload payload, Encoding encoding, format::DType dtype,
 // message, which the MPI library does not make either.
 inline constexpr size_t kBareMaxBytes = 8;
 
+// Copies a small message's payload: 4 and 8 bytes (one element of the common types) without a
+// library call, anything else with memcpy.
+inline void copy_payload(void* dst, const void* src, uint64_t n) {
+  if (n == 8) {
+    __builtin_memcpy(dst, src, 8);
+  } else if (n == 4) {
+    __builtin_memcpy(dst, src, 4);
+  } else if (n > 0) {
+    __builtin_memcpy(dst, src, n);
+  }
+}
+
 // The compact match message of a raw payload carried inline, the common small message: 16 bytes
 // of header (a magic word whose low byte is the element type, then the element count), then the
 // payload. It has no check word: the message's size must be exactly 16 + count x element size,

@@ -159,17 +159,6 @@ struct Small {
   return true;
 }
 
-// Copies up to 16 bytes without a library call, else calls memcpy.
-inline void copy_small(uint8_t* dst, const void* src, uint64_t n) {
-  if (n == 8) {
-    __builtin_memcpy(dst, src, 8);
-  } else if (n == 4) {
-    __builtin_memcpy(dst, src, 4);
-  } else if (n > 0) {
-    std::memcpy(dst, src, n);
-  }
-}
-
 // This thread's buffer for a blocking send's compact match message.
 [[gnu::always_inline]] inline uint8_t* thread_send_buffer() {
   static thread_local __attribute__((tls_model("initial-exec"))) uint8_t* match = nullptr;
@@ -197,7 +186,7 @@ int send_small(const Small& m, const void* buf, int count, int dest, int tag, MP
   uint8_t* match = thread_send_buffer();
   const p2p::CompactHeader h = p2p::make_compact_header(m.dtype, static_cast<uint64_t>(count));
   __builtin_memcpy(match, &h, p2p::kCompactHeaderBytes);
-  copy_small(match + p2p::kCompactHeaderBytes, buf, m.bytes);
+  p2p::copy_payload(match + p2p::kCompactHeaderBytes, buf, m.bytes);
   const int n = static_cast<int>(p2p::kCompactHeaderBytes + m.bytes);
   const int rc = synchronous ? PMPI_Ssend(match, n, MPI_BYTE, dest, tag, comm)
                              : PMPI_Send(match, n, MPI_BYTE, dest, tag, comm);
