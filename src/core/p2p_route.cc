@@ -171,25 +171,20 @@ struct Small {
 
 int send_small(const Small& m, const void* buf, int count, int dest, int tag, MPI_Comm comm,
                bool synchronous) {
-  if (m.bytes <= p2p::kBareMaxBytes) {  // bare (p2p/wire.h): the application's bytes alone
-    const int n = static_cast<int>(m.bytes);
-    const int rc = synchronous ? PMPI_Ssend(buf, n, MPI_BYTE, dest, tag, comm)
-                               : PMPI_Send(buf, n, MPI_BYTE, dest, tag, comm);
-    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
-    if (stats_on()) [[unlikely]] {
-      p2p::Traffic t;
-      t.app_bytes = t.wire_bytes = m.bytes;
-      count_traffic(m.state->sent, m.state, m.dtype, t);
-    }
-    return rc;
+  // Bare (p2p/wire.h): the application's bytes alone; else a compact header in front of them.
+  const void* msg = buf;
+  uint64_t bytes = m.bytes;
+  if (m.bytes > p2p::kBareMaxBytes) {
+    uint8_t* match = thread_send_buffer();
+    const p2p::CompactHeader h = p2p::make_compact_header(m.dtype, static_cast<uint64_t>(count));
+    __builtin_memcpy(match, &h, p2p::kCompactHeaderBytes);
+    p2p::copy_payload(match + p2p::kCompactHeaderBytes, buf, m.bytes);
+    msg = match;
+    bytes += p2p::kCompactHeaderBytes;
   }
-  uint8_t* match = thread_send_buffer();
-  const p2p::CompactHeader h = p2p::make_compact_header(m.dtype, static_cast<uint64_t>(count));
-  __builtin_memcpy(match, &h, p2p::kCompactHeaderBytes);
-  p2p::copy_payload(match + p2p::kCompactHeaderBytes, buf, m.bytes);
-  const int n = static_cast<int>(p2p::kCompactHeaderBytes + m.bytes);
-  const int rc = synchronous ? PMPI_Ssend(match, n, MPI_BYTE, dest, tag, comm)
-                             : PMPI_Send(match, n, MPI_BYTE, dest, tag, comm);
+  const int n = static_cast<int>(bytes);
+  const int rc = synchronous ? PMPI_Ssend(msg, n, MPI_BYTE, dest, tag, comm)
+                             : PMPI_Send(msg, n, MPI_BYTE, dest, tag, comm);
   if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
   if (stats_on()) [[unlikely]] {
     p2p::Traffic t;
@@ -310,6 +305,34 @@ int send_init_mode(const void* buf, int count, MPI_Datatype type, int dest, int 
   return match;
 }
 
+// A blocking receive with nothing else of MPIZip's under way: the match message arrives with one
+// MPI_Recv into this thread's buffer (any match message fits: the eager size is the same on every
+// rank, protocol.h); a raw inline payload is copied out at once, anything else goes on through
+// the general receiver.
+int recv_blocking(CommState* state, const p2p::UserBuffer& b, int source, int tag, MPI_Comm comm,
+                  MPI_Status* status) {
+  uint8_t* match = thread_match_buffer();
+  const int capacity = static_cast<int>(p2p::kHeaderBytes + send_policy().eager_bytes);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  int rc = PMPI_Recv(match, capacity, MPI_BYTE, source, tag, comm, st);
+  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  const uint64_t bytes = status_bytes(*st);
+  platform::OpStatus done;
+  p2p::Traffic traffic;
+  if (p2p::deliver_inline(b, match, bytes, &done, &traffic)) {
+    // MPI filled in source, tag and error; the count is the application's.
+    status_set_bytes(st, done.bytes, false);
+    st->MPI_ERROR = done.error;
+    count_traffic(state->received, state, b.dtype, traffic);
+    return raise(comm, done.error);
+  }
+  p2p::RecvOp op(channel_of(state, comm), b, match, bytes, st->MPI_SOURCE, st->MPI_TAG);
+  drive(op);
+  count_traffic(state->received, state, b.dtype, op.traffic());
+  return raise(comm, fill_status(op.status(), status));
+}
+
 // Fake MPI_Message handles for messages a matched probe took on a protocol communicator.
 struct HeldMessage {
   MPI_Comm comm;
@@ -407,29 +430,8 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
          MPI_Status* status) {
   Small small;
   if (small_message(buf, count, type, source, comm, false, &small)) {
-    uint8_t* match = thread_match_buffer();
-    // Any match message fits: the eager size is the same on every rank (protocol.h).
-    const int capacity = static_cast<int>(p2p::kHeaderBytes + send_policy().eager_bytes);
-    MPI_Status own;
-    MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
-    int rc = PMPI_Recv(match, capacity, MPI_BYTE, source, tag, comm, st);
-    if (rc != MPI_SUCCESS) return raise(comm, rc);
-    const uint64_t bytes = status_bytes(*st);
     const p2p::UserBuffer b{buf, count, type, small.dtype, false};
-    platform::OpStatus done;
-    p2p::Traffic traffic;
-    if (p2p::deliver_inline(b, match, bytes, &done, &traffic)) {
-      // MPI filled in source, tag and error; the count is the application's.
-      status_set_bytes(st, done.bytes, false);
-      st->MPI_ERROR = done.error;
-      if (stats_on()) [[unlikely]] count_traffic(small.state->received, small.state, small.dtype, traffic);
-      return raise(comm, done.error);
-    }
-    // Any other match message (a larger one, truncated here; another type): the general receiver.
-    p2p::RecvOp op(channel_of(small.state, comm), b, match, bytes, st->MPI_SOURCE, st->MPI_TAG);
-    drive(op);
-    count_traffic(small.state->received, small.state, small.dtype, op.traffic());
-    return raise(comm, fill_status(op.status(), status));
+    return recv_blocking(small.state, b, source, tag, comm, status);
   }
   auto r = route(buf, count, type, source, comm);
   if (!r) {
@@ -449,28 +451,7 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
   }
   if (may_block_in_mpi() && r->state->probed.empty()) {
-    // The match message is received with one blocking call into this thread's buffer.
-    uint8_t* match = thread_match_buffer();
-    // Any match message fits: the eager size is the same on every rank (protocol.h).
-    const int capacity = static_cast<int>(p2p::kHeaderBytes + send_policy().eager_bytes);
-    MPI_Status own;
-    MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
-    int rc = PMPI_Recv(match, capacity, MPI_BYTE, source, tag, comm, st);
-    if (rc != MPI_SUCCESS) return raise(comm, rc);
-    const uint64_t bytes = status_bytes(*st);
-    platform::OpStatus done;
-    p2p::Traffic traffic;
-    if (p2p::deliver_inline(r->buffer, match, bytes, &done, &traffic)) {
-      // MPI filled in source, tag and error; the count is the application's.
-      status_set_bytes(st, done.bytes, false);
-      st->MPI_ERROR = done.error;
-      count_traffic(r->state->received, r->state, r->buffer.dtype, traffic);
-      return raise(comm, done.error);
-    }
-    p2p::RecvOp op(r->channel(), r->buffer, match, bytes, st->MPI_SOURCE, st->MPI_TAG);
-    drive(op);
-    count_traffic(r->state->received, r->state, r->buffer.dtype, op.traffic());
-    return raise(comm, fill_status(op.status(), status));
+    return recv_blocking(r->state, r->buffer, source, tag, comm, status);
   }
   p2p::RecvOp op(r->channel(), r->buffer, source, tag);
   count_received(op, *r);
