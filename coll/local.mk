@@ -12,3 +12,9 @@ libmpizip_core_la_SOURCES += coll/backend_gpu.cu
 else
 libmpizip_core_la_SOURCES += coll/backend_gpu_none.cc
 endif
+# The TMA intra-node collectives: the planner, the tuning table, the group and entry points.
+libmpizip_core_la_SOURCES += \
+	coll/tma_plan.h coll/tma_plan.cc \
+	coll/tma_tuning.h coll/tma_tuning.cc \
+	coll/tma_coll.h coll/tma_coll.cc
+noinst_HEADERS += coll/tma_tuning_table.inc

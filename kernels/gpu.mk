@@ -11,3 +11,11 @@ noinst_HEADERS += kernels/reduce_gpu.h
 if HAVE_CUDA
 libmpizip_core_la_SOURCES += kernels/reduce_gpu.cu
 endif
+# The TMA engine of the intra-node collectives: CUDA-free header, kernels in tma_engine.cuh, the
+# launcher in tma_engine.cu; a stub without CUDA.
+noinst_HEADERS += kernels/tma_engine.h kernels/tma_engine.cuh
+if HAVE_CUDA
+libmpizip_core_la_SOURCES += kernels/tma_engine.cu
+else
+libmpizip_core_la_SOURCES += kernels/tma_engine_none.cc
+endif

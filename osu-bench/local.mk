@@ -70,3 +70,4 @@ EXTRA_DIST += osu-bench/test-osu.sh osu-bench/README.md
 
 # The codec benchmarks (osu-bench/codec-*.mk, included by Makefile.am) use osub_cppflags and
 # osub_ldadd from here.
+include osu-bench/tma_sweep.mk

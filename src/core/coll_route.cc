@@ -1,11 +1,13 @@
 #include "src/core/coll_route.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
 
 #include "coll/allreduce.h"
+#include "coll/tma_coll.h"
 #include "include/mpizip.h"
 #include "src/core/coll_staging.h"
 #include "src/core/comm_state.h"
@@ -227,10 +229,92 @@ int start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count,
   return coll::start_allreduce(ch, a, cs->seq++, op);
 }
 
+// ---- TMA intra-node collectives (coll/tma_coll.h) ----------------------------------------------
+
+// MPIZIP_TMA's choices, in settings.def's order.
+enum TmaSetting { kTmaAuto = 0, kTmaSm = 1, kTmaOff = 2 };
+
+// The options of the intra-node collectives, or none when they are off (settings that every rank
+// shares, and the job's GPU switch).
+std::optional<coll::tma::Options> tma_options() {
+  const Settings& st = settings();
+  if (!protocol_job_on() || !active() || st.tma == kTmaOff || st.force_internode)
+    return std::nullopt;
+  coll::tma::Options o;
+  o.max_ctas = static_cast<int>(std::clamp<int64_t>(st.tma_max_ctas, 1, 64));
+  o.ctas = static_cast<int>(std::clamp<int64_t>(st.tma_ctas, 0, 64));
+  const uint64_t chunk = st.tma_chunk_bytes;
+  o.chunk_bytes = chunk % 16 == 0 && chunk >= 1024 && chunk <= 65536 ? static_cast<uint32_t>(chunk)
+                                                                     : 8192;
+  o.stages = static_cast<int>(std::clamp<int64_t>(st.tma_stages, 2, 32));
+  o.sm_path = st.tma == kTmaSm;
+  o.host_sync = st.tma_sync == 1;
+  return o;
+}
+
+std::optional<format::DType> tma_dtype(MPI_Datatype type) {
+  if (type == MPI_FLOAT) return format::DType::kFp32;
+  if (type == MPI_DOUBLE) return format::DType::kFp64;
+  if (type == MPIZip_bf16) return format::DType::kBf16;
+  if (type == MPIZip_fp16) return format::DType::kFp16;
+  return std::nullopt;
+}
+
+// Bytes of `count` elements of `type` when they are contiguous, else 0.
+uint64_t contiguous_bytes(int count, MPI_Datatype type) {
+  int size = 0;
+  MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
+  if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+      PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+      PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
+    return 0;
+  if (size <= 0 || lb != 0 || tlb != 0 || extent != size || textent != size) return 0;
+  return static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
+}
+
 }  // namespace
+
+int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  auto o = tma_options();
+  auto t = tma_dtype(type);
+  auto rop = reduce_op(op);
+  if (o && t && rop && recvcount > 0 && comm != MPI_COMM_NULL) {
+    bool handled = false;
+    int rc = coll::tma::reduce_scatter_block(sendbuf, recvbuf, static_cast<uint64_t>(recvcount), *t,
+                                             *rop, comm, *o, &handled);
+    if (handled || rc != MPI_SUCCESS) return raise(comm, rc);
+  }
+  return reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+}
+
+int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  auto o = tma_options();
+  const uint64_t bytes = contiguous_bytes(recvcount, recvtype);
+  const bool send_ok =
+      sendbuf == MPI_IN_PLACE || contiguous_bytes(sendcount, sendtype) == bytes;
+  if (o && bytes > 0 && send_ok && comm != MPI_COMM_NULL) {
+    bool handled = false;
+    int rc = coll::tma::allgather(sendbuf, recvbuf, bytes, comm, *o, &handled);
+    if (handled || rc != MPI_SUCCESS) return raise(comm, rc);
+  }
+  return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
 
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm) {
+  // Ranks of one node: the intra-node collectives, unless MPIZIP_ALLREDUCE asks for another.
+  if (auto o = tma_options(); o && settings().allreduce == kAllreduceAuto && count > 0) {
+    auto t = tma_dtype(type);
+    auto rop = reduce_op(op);
+    if (t && rop && comm != MPI_COMM_NULL) {
+      bool handled = false;
+      int rc = coll::tma::allreduce(sendbuf, recvbuf, static_cast<uint64_t>(count), *t, *rop, comm,
+                                    *o, &handled);
+      if (handled || rc != MPI_SUCCESS) return raise(comm, rc);
+    }
+  }
   auto r = route(count, type, op, comm);
   // The MPI library's allreduce, device buffers staged through host memory.
   if (!r) return staged_allreduce(sendbuf, recvbuf, count, type, op, comm);

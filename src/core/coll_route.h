@@ -14,6 +14,13 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
 int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm, MPI_Request* request);
 
+// MPI_Reduce_scatter_block and MPI_Allgather: MPIZip's intra-node collectives (coll/tma_coll.h)
+// where they apply, else the MPI library with device buffers staged (src/core/coll_staging.h).
+int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
 // Sets up the collectives' state of a communicator that has just got the protocol (collective
 // over `comm`, like its creation). Done then, not at the first collective: non-blocking
 // collectives on different communicators may start in different orders on different ranks, and a

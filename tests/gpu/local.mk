@@ -17,3 +17,17 @@ tests_gpu_coll_staged_device_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS) -ldl
 TESTS += tests/gpu/coll_staged_device.sh
 endif
 EXTRA_DIST += tests/gpu/run.sh tests/gpu/coll_staged_device.sh
+# The TMA intra-node collectives: the planner and tuning choice on the CPU (every build); the
+# collectives themselves on 2-4 ranks sharing the GPU (tests/gpu/run-tma.sh runs them, the
+# sanitizer passes and the benchmarks on a GPU machine).
+check_PROGRAMS += tests/gpu/tma_plan_test
+TESTS += tests/gpu/tma_plan_test
+tests_gpu_tma_plan_test_SOURCES = tests/gpu/tma_plan_test.cc
+tests_gpu_tma_plan_test_LDADD = libmpizip_core.la
+if HAVE_CUDA
+check_PROGRAMS += tests/gpu/tma_coll
+tests_gpu_tma_coll_SOURCES = tests/gpu/tma_coll.cc
+tests_gpu_tma_coll_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS) -ldl
+TESTS += tests/gpu/tma_coll.sh
+endif
+EXTRA_DIST += tests/gpu/run-tma.sh tests/gpu/tma_coll.sh

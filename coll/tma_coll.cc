@@ -1,0 +1,324 @@
+#include "coll/tma_coll.h"
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "coll/tma_tuning.h"
+#include "kernels/tma_engine.h"
+#include "src/platform/device.h"
+#include "src/platform/log.h"
+#include "src/transport/device_ops.h"
+#include "src/transport/ipc.h"
+
+namespace mpizip::coll::tma {
+namespace {
+
+namespace k = kernels::tma;
+using transport::IpcCache;
+using transport::IpcDescriptor;
+using transport::IpcMapping;
+
+// A rank's buffers of one call, as its peers map them (zero where no peer needs the buffer).
+struct Shared {
+  IpcDescriptor in;
+  IpcDescriptor out;
+};
+
+bool same(const IpcDescriptor& a, const IpcDescriptor& b) {
+  return a.process == b.process && a.base == b.base && a.bytes == b.bytes && a.id == b.id &&
+         a.offset == b.offset;
+}
+
+struct Group {
+  bool on = false;
+  int rank = 0;
+  int size = 0;
+  bool tma = false;  // this rank's GPU takes the TMA path
+  platform::DeviceMemory signal;
+  std::shared_ptr<IpcCache> cache;
+  std::vector<IpcMapping> signal_maps;
+  uint64_t* peer_signal[kMaxRanks] = {};
+  uint64_t seq = 0;
+  platform::DeviceMemory stage_in, stage_out;
+  // The buffers of the last call whose descriptors were gathered, and their mappings.
+  bool have_last = false;
+  Kind last_kind = Kind::kAllreduce;
+  Shared last{};
+  std::vector<IpcMapping> maps;
+  const void* in[kMaxRanks] = {};
+  void* out[kMaxRanks] = {};
+};
+
+std::mutex g_mutex;
+int g_keyval = MPI_KEYVAL_INVALID;
+
+int delete_cb(MPI_Comm, int, void* value, void*) {
+  delete static_cast<Group*>(value);
+  return MPI_SUCCESS;
+}
+
+// Sets up `g` collectively over `comm` (see the header). Leaves g->on false, with a log line on
+// rank 0, when any rank cannot take part.
+void setup(MPI_Comm comm, Group* g) {
+  PMPI_Comm_rank(comm, &g->rank);
+  PMPI_Comm_size(comm, &g->size);
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter || g->size < 2 || g->size > kMaxRanks) return;  // the same on every rank
+  MPI_Comm node = MPI_COMM_NULL;
+  int node_size = 0;
+  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    PMPI_Comm_size(node, &node_size);
+    PMPI_Comm_free(&node);
+  }
+  const char* why = nullptr;
+  IpcDescriptor mine{};
+  if (node_size != g->size) {
+    why = "its ranks are on several nodes";
+  } else if (!platform::has_gpu()) {
+    why = "a rank has no GPU";
+  } else if (!transport::ipc_supported()) {
+    why = "a rank has no CUDA IPC";
+  } else if (!ok(g->signal.allocate(k::kSignalBytes))) {
+    why = "a rank has no device memory for its signal area";
+  } else {
+    std::vector<unsigned char> zeros(k::kSignalBytes, 0);
+    if (!ok(platform::copy_to_device(g->signal.get(), zeros.data(), k::kSignalBytes)) ||
+        !ok(transport::ipc_describe(g->signal.get(), k::kSignalBytes, &mine)))
+      why = "a rank cannot export its signal area";
+  }
+  int local_bad = why != nullptr, any_bad = 1;
+  PMPI_Allreduce(&local_bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+  if (any_bad) {
+    if (why != nullptr) MPIZIP_INFO("TMA collectives off on this communicator: %s", why);
+    return;
+  }
+  std::vector<IpcDescriptor> all(g->size);
+  PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
+  g->cache = IpcCache::shared();
+  g->signal_maps.resize(g->size);
+  local_bad = 0;
+  for (int q = 0; q < g->size; ++q) {
+    if (!ok(g->cache->map(all[q], &g->signal_maps[q]))) {
+      local_bad = 1;
+      break;
+    }
+    g->peer_signal[q] = static_cast<uint64_t*>(const_cast<void*>(g->signal_maps[q].address()));
+  }
+  PMPI_Allreduce(&local_bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+  if (any_bad) {
+    if (local_bad) MPIZIP_WARN("TMA collectives off on this communicator: a peer's signal area cannot be mapped");
+    return;
+  }
+  g->tma = k::tma_capable();
+  g->on = true;
+  if (g->rank == 0)
+    MPIZIP_INFO("TMA collectives on for %d ranks of one node (%s path)", g->size,
+                g->tma ? "TMA" : "SM load/store");
+}
+
+// The group of `comm`, set up on first use.
+int group_of(MPI_Comm comm, Group** out) {
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_keyval == MPI_KEYVAL_INVALID) {
+      int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cb, &g_keyval, nullptr);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+  }
+  void* value = nullptr;
+  int found = 0;
+  int rc = PMPI_Comm_get_attr(comm, g_keyval, &value, &found);
+  if (rc != MPI_SUCCESS) return rc;
+  if (found) {
+    *out = static_cast<Group*>(value);
+    return MPI_SUCCESS;
+  }
+  auto g = std::make_unique<Group>();
+  setup(comm, g.get());
+  rc = PMPI_Comm_set_attr(comm, g_keyval, g.get());
+  if (rc != MPI_SUCCESS) return rc;
+  *out = g.release();
+  return MPI_SUCCESS;
+}
+
+// `p` is device memory of this process that CUDA IPC can share; *d describes it.
+bool shareable(const void* p, uint64_t bytes, IpcDescriptor* d) {
+  return platform::is_device_pointer(p) && ok(transport::ipc_describe(p, bytes, d));
+}
+
+// Stages `bytes` of `src` (host or device) into `mem`, on `stream`.
+bool stage(platform::DeviceMemory* mem, const void* src, uint64_t bytes, void* stream) {
+  return ok(mem->reserve(bytes)) && ok(k::copy_async(mem->get(), src, bytes, stream));
+}
+
+// Ring parameters every rank derives alike: at least two slots of nsrc stages, within the engine's
+// shared-memory bound.
+void ring(const Options& o, int nsrc, k::Launch* l) {
+  l->chunk_bytes = o.chunk_bytes;
+  l->stages = o.stages < 2 * nsrc ? 2 * nsrc : o.stages;
+  while (static_cast<uint64_t>(l->stages) * l->chunk_bytes > 192 * 1024 && l->chunk_bytes > 1024)
+    l->chunk_bytes /= 2;
+}
+
+int run(Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t elem,
+        format::DType t, kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled) {
+  *handled = false;
+  if (count == 0) return MPI_SUCCESS;
+  Group* g = nullptr;
+  int rc = group_of(comm, &g);
+  if (rc != MPI_SUCCESS || !g->on) return MPI_SUCCESS;
+  const int P = g->size, r = g->rank;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const uint64_t block = count * elem;  // allgather: bytes per rank
+  const uint64_t in_bytes = kind == Kind::kReduceScatterBlock ? block * P : block;
+  const uint64_t out_bytes = kind == Kind::kAllgather ? block * P : block;
+  // Which of this rank's buffers its peers read or write.
+  const bool share_in = kind != Kind::kAllgather;
+  const bool share_out = kind != Kind::kReduceScatterBlock;
+
+  void* stream = nullptr;
+  bool local_ok = ok(k::engine_stream(&stream));
+  bool staged = false;
+  Shared mine{};
+  // The output: the user's buffer, or the group's device memory (copied in when it holds input).
+  void* out_dev = recvbuf;
+  bool stage_out = false;
+  if (local_ok && (share_out ? !shareable(recvbuf, out_bytes, &mine.out)
+                             : !platform::is_device_pointer(recvbuf))) {
+    stage_out = true;
+    const bool holds_input = in_place && kind != Kind::kReduceScatterBlock;
+    local_ok = holds_input ? stage(&g->stage_out, recvbuf, out_bytes, stream)
+                           : ok(g->stage_out.reserve(out_bytes));
+    staged = staged || holds_input;
+    out_dev = g->stage_out.get();
+    if (local_ok && share_out)
+      local_ok = ok(transport::ipc_describe(out_dev, out_bytes, &mine.out));
+  }
+  // The input.
+  const void* in_dev = nullptr;
+  if (!local_ok) {
+  } else if (in_place && kind == Kind::kAllreduce) {
+    in_dev = out_dev;
+    mine.in = mine.out;
+  } else if (in_place && kind == Kind::kAllgather) {
+    in_dev = static_cast<const char*>(out_dev) + static_cast<uint64_t>(r) * block;
+  } else {
+    const void* in_user = in_place ? recvbuf : sendbuf;
+    const bool must_stage = (in_place && kind == Kind::kReduceScatterBlock) ||
+                            (share_in ? !shareable(in_user, in_bytes, &mine.in)
+                                      : !platform::is_device_pointer(in_user));
+    in_dev = in_user;
+    if (must_stage) {
+      local_ok = stage(&g->stage_in, in_user, in_bytes, stream);
+      staged = true;
+      in_dev = g->stage_in.get();
+      if (local_ok && share_in)
+        local_ok = ok(transport::ipc_describe(in_dev, in_bytes, &mine.in));
+    }
+  }
+  // Staged inputs must be in place before any peer reads them.
+  if (local_ok && staged) local_ok = ok(k::sync(stream));
+
+  // Entry: every rank ready? Did any rank's buffers change?
+  const bool changed = !g->have_last || g->last_kind != kind || !same(mine.in, g->last.in) ||
+                       !same(mine.out, g->last.out);
+  int flags[2] = {local_ok ? 0 : 1, changed ? 1 : 0}, all[2] = {1, 1};
+  rc = PMPI_Allreduce(flags, all, 2, MPI_INT, MPI_MAX, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  if (all[0]) {
+    MPIZIP_LOG_ONCE(kInfo, "TMA collective passed to the MPI library: a rank could not stage its buffers");
+    return MPI_SUCCESS;
+  }
+  if (all[1]) {
+    g->have_last = false;
+    std::vector<Shared> peers(P);
+    rc = PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, peers.data(), sizeof mine, MPI_BYTE, comm);
+    if (rc != MPI_SUCCESS) return rc;
+    g->maps.assign(2 * P, IpcMapping());
+    int bad = 0;
+    for (int q = 0; q < P && !bad; ++q) {
+      if (q == r) continue;
+      if (share_in) {
+        bad = !ok(g->cache->map(peers[q].in, &g->maps[2 * q]));
+        g->in[q] = g->maps[2 * q].address();
+      }
+      if (share_out && !bad) {
+        bad = !ok(g->cache->map(peers[q].out, &g->maps[2 * q + 1]));
+        g->out[q] = const_cast<void*>(g->maps[2 * q + 1].address());
+      }
+    }
+    int any_bad = 1;
+    rc = PMPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+    if (rc != MPI_SUCCESS) return rc;
+    if (any_bad) {
+      if (bad) MPIZIP_WARN("TMA collective passed to the MPI library: a peer's buffer cannot be mapped");
+      return MPI_SUCCESS;
+    }
+    g->have_last = true;
+    g->last_kind = kind;
+    g->last = mine;
+  }
+
+  Buffers b;
+  for (int q = 0; q < P; ++q) {
+    b.in[q] = q == r ? in_dev : g->in[q];
+    b.out[q] = q == r ? out_dev : g->out[q];
+  }
+  k::Launch l;
+  if (!ok(plan(kind, P, r, count, elem, b, &l))) return MPI_ERR_INTERN;
+  l.dtype = t;
+  l.op = op;
+  const uint64_t bytes = collective_bytes(kind, P, count, elem);
+  l.ctas = o.ctas > 0 ? o.ctas : choose_ctas(kind, P, bytes, o.max_ctas);
+  if (l.ctas > k::kMaxCtas) l.ctas = k::kMaxCtas;
+  ring(o, kind == Kind::kAllgather ? 1 : P, &l);
+  l.path = o.sm_path || !g->tma ? k::Path::kSm : k::Path::kTma;
+  l.rank = r;
+  l.nranks = P;
+  if (!o.host_sync) {
+    l.signals = static_cast<uint64_t*>(g->signal.get());
+    for (int q = 0; q < P; ++q) l.peer_signals[q] = g->peer_signal[q];
+    l.seq = ++g->seq;
+  }
+  *handled = true;
+  Status s = k::run(l, stream);
+  if (ok(s)) s = k::sync(stream);
+  if (!ok(s)) {
+    MPIZIP_ERROR("TMA collective failed on the GPU (%s)", status_string(s));
+    return MPI_ERR_OTHER;
+  }
+  if (o.host_sync && (rc = PMPI_Barrier(comm)) != MPI_SUCCESS) return rc;
+  if (stage_out) {
+    s = k::copy_async(recvbuf, out_dev, out_bytes, stream);
+    if (ok(s)) s = k::sync(stream);
+    if (!ok(s)) return MPI_ERR_OTHER;
+  }
+  return MPI_SUCCESS;
+}
+
+uint32_t elem_of(format::DType t) { return static_cast<uint32_t>(format::elem_bytes(t)); }
+
+}  // namespace
+
+int allreduce(const void* sendbuf, void* recvbuf, uint64_t count, format::DType t,
+              kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled) {
+  return run(Kind::kAllreduce, sendbuf, recvbuf, count, elem_of(t), t, op, comm, o, handled);
+}
+
+int reduce_scatter_block(const void* sendbuf, void* recvbuf, uint64_t recvcount, format::DType t,
+                         kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled) {
+  return run(Kind::kReduceScatterBlock, sendbuf, recvbuf, recvcount, elem_of(t), t, op, comm, o,
+             handled);
+}
+
+int allgather(const void* sendbuf, void* recvbuf, uint64_t bytes, MPI_Comm comm, const Options& o,
+              bool* handled) {
+  return run(Kind::kAllgather, sendbuf, recvbuf, bytes, 1, format::DType::kFp32,
+             kernels::reduce::Op::kSum, comm, o, handled);
+}
+
+}  // namespace mpizip::coll::tma

@@ -1,0 +1,55 @@
+// TMA intra-node collectives: MPI_Allreduce, MPI_Reduce_scatter_block and MPI_Allgather on a
+// communicator whose ranks all share one node, run by the TMA engine (kernels/tma_engine.h) over
+// CUDA IPC mappings of the ranks' buffers, with the planner's tasks (coll/tma_plan.h) and a CTA
+// count from the tuning table (coll/tma_tuning.h).
+//
+// Group. A communicator's first call sets up its group, collectively: every rank must be on one node
+// (MPI_COMM_TYPE_SHARED spans the communicator), have a GPU and CUDA IPC; each allocates a signal
+// area (kernels::tma::kSignalBytes), exports it, and maps every peer's. The group is kept in an
+// attribute of the communicator (freed with it). If any rank cannot take part, the group is off for
+// good on every rank, with one log line, and the calls pass to the MPI library.
+//
+// A call. Each rank describes its input and output device buffers (transport/ipc.h); a host buffer,
+// or device memory that CUDA IPC cannot share, is staged into the group's own device memory first,
+// and an in-place reduce-scatter-block's input too (its owner overwrites the input's first block
+// while rank 0 still reads it). One small MPI_Allreduce then says whether every rank is ready and
+// whether any rank's buffers changed since the last call; only then are the descriptors gathered
+// and mapped (cached by allocation). It also is the entry barrier: every rank's buffers are ready.
+// The kernel ends at the engine's end barrier (flags in peer memory), or, with host_sync, the
+// call synchronises its stream and waits in an MPI_Barrier. Staged outputs are copied back.
+//
+// The choice between this path and the MPI library is the caller's and depends only on arguments
+// every rank shares; these functions then agree collectively before touching any buffer, so when
+// *handled comes back false every rank passes the call on, with nothing written.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "coll/tma_plan.h"
+#include "kernels/format.h"
+#include "kernels/reduce.h"
+
+namespace mpizip::coll::tma {
+
+struct Options {
+  int max_ctas = 8;            // the CTA budget (MPIZIP_TMA_MAX_CTAS), 1..kMaxCtas
+  int ctas = 0;                // forced CTA count (MPIZIP_TMA_CTAS); 0: the tuning table
+  uint32_t chunk_bytes = 8192;  // ring stage size
+  int stages = 16;             // ring depth
+  bool sm_path = false;        // threads' loads and stores instead of bulk copies
+  bool host_sync = false;      // end barrier on the host instead of flags in peer memory
+};
+
+// Same contracts as the MPI functions, for `count` elements of `t` (recvcount for
+// reduce_scatter_block; allgather: `bytes` per rank of any contiguous type). An MPI error code in
+// *rc when *handled is true.
+int allreduce(const void* sendbuf, void* recvbuf, uint64_t count, format::DType t,
+              kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled);
+int reduce_scatter_block(const void* sendbuf, void* recvbuf, uint64_t recvcount, format::DType t,
+                         kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled);
+int allgather(const void* sendbuf, void* recvbuf, uint64_t bytes, MPI_Comm comm, const Options& o,
+              bool* handled);
+
+}  // namespace mpizip::coll::tma

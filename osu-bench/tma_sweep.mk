@@ -1,0 +1,13 @@
+# The TMA intra-node collectives' benchmarks: the CTA sweep (osu-bench/tma_sweep.sh runs it and
+# osu-bench/tma_sweep_table.py turns its output into results and the tuning table) and the GEMM
+# overlap (cuBLAS). MPI and the CUDA runtime only, like the other benchmarks.
+if HAVE_CUDA
+noinst_PROGRAMS += osu-bench/tma_sweep osu-bench/gemm_overlap
+osu_bench_tma_sweep_SOURCES = osu-bench/tma_sweep.cc
+osu_bench_tma_sweep_CPPFLAGS = $(osub_cppflags)
+osu_bench_tma_sweep_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS)
+osu_bench_gemm_overlap_SOURCES = osu-bench/gemm_overlap.cc
+osu_bench_gemm_overlap_CPPFLAGS = $(osub_cppflags)
+osu_bench_gemm_overlap_LDADD = $(CUDA_LDFLAGS) -lcublas $(CUDA_LIBS)
+endif
+dist_noinst_SCRIPTS += osu-bench/tma_sweep.sh osu-bench/gemm_overlap.sh osu-bench/tma_sweep_table.py
