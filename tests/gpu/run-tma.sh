@@ -34,11 +34,11 @@ for phase in $phases; do
       ./tests/gpu/tma_plan_test >"$logs/tma_plan_test.log" 2>&1 || status=1
       sh "$src/tests/gpu/tma_coll.sh" >"$logs/tma_coll.log" 2>&1
       rc=$?; [ $rc -eq 0 ] || status=$rc
-      echo "test: exit $rc, $(( $(date +%s) - t0 )) s"; grep "tma_coll:" "$logs/tma_coll.log"; grep -E "FAIL|element" "$logs/tma_coll.log" | head -8 ;;
+      echo "test: exit $rc, $(( $(date +%s) - t0 )) s"; grep -E "ranks,|FAIL|element" "$logs/tma_coll.log" | head -24 ;;
     sanitize)
       for tool in memcheck racecheck; do
         sync=flags; [ $tool = racecheck ] && sync=host
-        MPIZIP_TEST_ENV="MPIZIP_TMA_SYNC=$sync" timeout 150 sh -c ". '$src/tests/mpi/lib.sh'; run_mpi mpizip 2 compute-sanitizer --tool $tool --error-exitcode 9 ./tests/gpu/tma_coll --small" \
+        MPIZIP_TEST_ENV="MPIZIP_TMA_SYNC=$sync" timeout "${TMA_TIMEOUT:-150}" sh -c ". '$src/tests/mpi/lib.sh'; run_mpi mpizip 2 compute-sanitizer --tool $tool --error-exitcode 9 ./tests/gpu/tma_coll --small" \
           >"$logs/sanitize-$tool.log" 2>&1
         rc=$?; [ $rc -eq 0 ] || status=$rc
         echo "sanitize $tool: exit $rc"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tma_coll:" "$logs/sanitize-$tool.log" | head -4
