@@ -6,3 +6,10 @@ osu_bench_codec_SOURCES = osu-bench/codec.cu
 osu_bench_codec_LDADD = libmpizip_core.la $(CUDA_LDFLAGS) $(CUDA_LIBS)
 osu_bench_codec_LINK = $(CXXLINK)
 endif
+# copy_bw: cudaMemcpy device to device, the reference of the CUDA IPC figures.
+if HAVE_CUDA
+noinst_PROGRAMS += osu-bench/copy_bw
+osu_bench_copy_bw_SOURCES = osu-bench/copy_bw.cu
+osu_bench_copy_bw_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS)
+osu_bench_copy_bw_LINK = $(CXXLINK)
+endif

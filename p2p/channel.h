@@ -27,7 +27,8 @@ enum class Pipeline {
 };
 
 struct SendPolicy {
-  uint64_t min_bytes = 1 << 20;  // compress at or above this many bytes
+  uint64_t min_bytes = 1 << 20;      // host buffers: compress at or above this many bytes
+  uint64_t gpu_min_bytes = 4 << 20;  // device buffers: the same
   uint64_t eager_bytes = 16384;  // inline payloads up to this many bytes
   bool host_compress = false;    // compress host buffers (CPU codec)
   bool checksum = false;         // add a checksum to compressed streams

@@ -38,7 +38,8 @@ class SendOp : public platform::Operation {
   // Decides the path and posts what can leave now. An MPI error code.
   int start() {
     const bool wants_compression =
-        app_bytes_ > 0 && app_bytes_ >= ch_.policy.min_bytes &&
+        app_bytes_ > 0 &&
+        app_bytes_ >= (b_.device ? ch_.policy.gpu_min_bytes : ch_.policy.min_bytes) &&
         (b_.device ? ch_.policy.pipeline != Pipeline::kOff : ch_.policy.host_compress);
     // Device buffers are not compressed between ranks of one node: CUDA IPC moves them at memory
     // speed. Host buffers follow MPIZIP_HOST_COMPRESS wherever the peer is.

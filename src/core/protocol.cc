@@ -195,6 +195,7 @@ void protocol_refresh_policy() {
   const Settings& st = settings();
   p2p::SendPolicy p;
   p.min_bytes = st.min_bytes;
+  p.gpu_min_bytes = st.gpu_min_bytes;
   p.eager_bytes = g_eager_bytes;
   p.host_compress = st.host_compress;
   p.checksum = st.checksum;

@@ -4,6 +4,7 @@
 #include <bit>
 #include <mutex>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "src/platform/device.h"
@@ -11,9 +12,11 @@
 namespace mpizip::platform {
 namespace {
 
-// Blocks are 2^k bytes, from 64 KiB (smaller requests take a 64 KiB block) to 2^40.
+// Block sizes: 64 KiB (smaller requests take a 64 KiB block), then four classes per octave,
+// 2^k x {1.25, 1.5, 1.75, 2} up to 2^40, so that a request just over a power of two (a compressed
+// stream's worst case is a little more than its input) wastes at most a quarter of its block.
 constexpr int kMinShift = 16;
-constexpr int kClasses = 41 - kMinShift;
+constexpr int kClasses = 1 + 4 * (40 - kMinShift);
 
 struct Block {
   uint8_t* data;
@@ -41,7 +44,16 @@ FreeLists& lists(Pool p) {
 
 int size_class(uint64_t bytes) {
   if (bytes <= (uint64_t{1} << kMinShift)) return 0;
-  return std::bit_width(bytes - 1) - kMinShift;
+  const int k = std::bit_width(bytes - 1) - 1;  // 2^k < bytes <= 2^(k+1)
+  const uint64_t quarter = uint64_t{1} << (k - 2);
+  const auto q = static_cast<int>((bytes - (uint64_t{1} << k) + quarter - 1) / quarter);  // 1..4
+  return 1 + 4 * (k - kMinShift) + (q - 1);
+}
+
+uint64_t class_bytes(int c) {
+  if (c == 0) return uint64_t{1} << kMinShift;
+  const int k = kMinShift + (c - 1) / 4;
+  return (uint64_t{1} << k) + static_cast<uint64_t>((c - 1) % 4 + 1) * (uint64_t{1} << (k - 2));
 }
 
 // A new block of `bytes`: device memory, or pinned host memory with the heap as fallback.
@@ -73,10 +85,13 @@ void release(Pool p, uint64_t bytes, const Block& b) {
 }
 
 // Takes a block of class `c`: a free one, else a new one. `pooled` tells whether it counts
-// against the bound (and returns to the free list).
+// against the bound (and returns to the free list). When the bound leaves no room, free blocks of
+// other classes are released to make it (the sizes of a job's messages change rarely, and a pool
+// stuck with blocks of the wrong size would send every later message to one-use blocks).
 bool take(Pool p, int c, Block* out, bool* pooled) {
-  const uint64_t bytes = uint64_t{1} << (c + kMinShift);
+  const uint64_t bytes = class_bytes(c);
   FreeLists& l = lists(p);
+  std::vector<std::pair<int, Block>> evicted;
   {
     std::lock_guard<std::mutex> lock(l.mutex);
     if (!l.free[c].empty()) {
@@ -85,9 +100,18 @@ bool take(Pool p, int c, Block* out, bool* pooled) {
       *pooled = true;
       return true;
     }
+    for (int v = kClasses - 1; v >= 0 && l.kept + bytes > l.max_bytes && bytes <= l.max_bytes;
+         --v) {
+      while (!l.free[v].empty() && l.kept + bytes > l.max_bytes) {
+        evicted.emplace_back(v, l.free[v].back());
+        l.free[v].pop_back();
+        l.kept -= class_bytes(v);
+      }
+    }
     *pooled = l.kept + bytes <= l.max_bytes;
     if (*pooled) l.kept += bytes;
   }
+  for (const auto& [v, b] : evicted) release(p, class_bytes(v), b);  // outside the lock: may wait
   if (allocate(p, bytes, out)) return true;
   if (*pooled) {
     std::lock_guard<std::mutex> lock(l.mutex);
@@ -103,7 +127,7 @@ void give_back(Pool p, int c, const Block& b, bool pooled) {
     l.free[c].push_back(b);
     return;
   }
-  release(p, uint64_t{1} << (c + kMinShift), b);
+  release(p, class_bytes(c), b);
 }
 
 }  // namespace
@@ -150,7 +174,7 @@ Status PooledBuffer<kPool>::resize(uint64_t bytes) {
   if (!take(kPool, c, &b, &pooled)) return Status::kOutOfMemory;
   data_ = b.data;
   size_ = bytes;
-  capacity_ = uint64_t{1} << (c + kMinShift);
+  capacity_ = class_bytes(c);
   pinned_ = b.pinned;
   pooled_ = pooled;
   return Status::kOk;

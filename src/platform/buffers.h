@@ -1,11 +1,12 @@
 // Memory for staging, compressed payloads and codec scratch, reused from message to message.
 // Taking fresh pages for every message costs a page fault per 4 KiB, pageable memory costs the GPU
 // runtime an extra copy, and cudaMalloc / cudaFree synchronise the device; so a buffer instead
-// takes a block from a process-wide pool of power-of-two blocks:
+// takes a block from a process-wide pool of blocks (four sizes per power of two):
 //   HostBuffer    pinned host memory (heap memory where pinning fails or there is no GPU);
 //   DeviceBuffer  device memory of the current GPU.
-// Each pool keeps at most a bound of bytes (buffers_configure). Beyond it, blocks are allocated
-// for the one use and freed after it, so a large message still goes through, only slower.
+// Each pool keeps at most a bound of bytes (buffers_configure); free blocks of other sizes are
+// released to make room for a new one. Beyond it, blocks are allocated for the one use and freed
+// after it, so a large message still goes through, only slower.
 #pragma once
 
 #include <cstdint>

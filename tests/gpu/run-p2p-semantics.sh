@@ -5,7 +5,7 @@
 #   - without MPIZip: only where the MPI library is CUDA-aware. Plain Open MPI here is not (the
 #     benchmarks' note), so the program skips itself (exit 77, "skipped") and so does this run;
 #   - with MPIZip at its defaults (ranks of one node: device payloads move raw, over CUDA IPC);
-#   - with MPIZip and compression forced (MPIZIP_MIN_BYTES=0 MPIZIP_FORCE_INTERNODE=1: every rank
+#   - with MPIZip and compression forced (MPIZIP_MIN_BYTES=0 MPIZIP_GPU_MIN_BYTES=0 MPIZIP_FORCE_INTERNODE=1: every rank
 #     its own node, so device buffers are compressed on the GPU, every message);
 # and with MPIZIP_FORCE_INTERNODE=1 alone (compressed at the default threshold) at 1 GiB on 2
 # ranks. Payloads bit-exact, statuses, counts, truncation, cancel, wildcards, ordering, probes,
@@ -49,8 +49,8 @@ for np in 2 3 4; do
   [ "$rc" -eq 77 ] && echo "   skipped: the MPI library is not CUDA-aware (device buffers need MPIZip)"
   [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || fail "plain, $np ranks (exit $rc)"
   run mpizip "" "$np" "$max" || fail "MPIZip, $np ranks"
-  run mpizip "MPIZIP_MIN_BYTES=0 MPIZIP_FORCE_INTERNODE=1" "$np" "$fmax" ||
-    fail "MPIZip with compression forced (MPIZIP_MIN_BYTES=0 MPIZIP_FORCE_INTERNODE=1), $np ranks"
+  run mpizip "MPIZIP_MIN_BYTES=0 MPIZIP_GPU_MIN_BYTES=0 MPIZIP_FORCE_INTERNODE=1" "$np" "$fmax" ||
+    fail "MPIZip with compression forced (MPIZIP_MIN_BYTES=0 MPIZIP_GPU_MIN_BYTES=0 MPIZIP_FORCE_INTERNODE=1), $np ranks"
 done
 run mpizip "MPIZIP_FORCE_INTERNODE=1" 2 "$big" ||
   fail "MPIZip, every rank its own node (MPIZIP_FORCE_INTERNODE=1), 2 ranks, $big bytes"

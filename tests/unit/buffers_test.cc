@@ -20,7 +20,7 @@ TEST(HostBuffer, ReusesFreedBlocks) {
   a.clear();
   EXPECT_EQ(a.data(), nullptr);
   HostBuffer b;
-  ASSERT_EQ(b.resize(90000), Status::kOk);  // same size class (128 KiB)
+  ASSERT_EQ(b.resize(99000), Status::kOk);  // same size class (112 KiB)
   EXPECT_EQ(b.data(), first);
 }
 
@@ -32,6 +32,21 @@ TEST(HostBuffer, KeepsContentsWithinItsBlock) {
   ASSERT_EQ(a.resize(60000), Status::kOk);  // grows within the 64 KiB block
   for (int i = 0; i < 3000; ++i) ASSERT_EQ(a.data()[i], static_cast<uint8_t>(i));
   EXPECT_EQ(a.size(), 60000u);
+}
+
+TEST(HostBuffer, BlocksComeInQuarterOctaves) {
+  // 8 MiB + 1 takes a 10 MiB block: it grows to 10 MiB in place, and beyond it moves.
+  buffers_configure(uint64_t{64} << 20, 0);
+  HostBuffer a;
+  ASSERT_EQ(a.resize((uint64_t{8} << 20) + 1), Status::kOk);
+  uint8_t* p = a.data();
+  a.data()[0] = 42;
+  ASSERT_EQ(a.resize(uint64_t{10} << 20), Status::kOk);
+  EXPECT_EQ(a.data(), p);
+  EXPECT_EQ(a.data()[0], 42);
+  ASSERT_EQ(a.resize((uint64_t{10} << 20) + 1), Status::kOk);
+  EXPECT_EQ(a.size(), (uint64_t{10} << 20) + 1);
+  buffers_configure(uint64_t{256} << 20, 0);
 }
 
 TEST(HostBuffer, MoveTransfersOwnership) {
