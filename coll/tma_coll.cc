@@ -21,6 +21,12 @@ using transport::IpcCache;
 using transport::IpcDescriptor;
 using transport::IpcMapping;
 
+// Buffers below this size are always staged: the runtime carves small allocations out of shared
+// blocks, and CUDA IPC refuses to map a second allocation of a block a process already maps
+// (cudaErrorAlreadyMapped). The group's own memory comes in whole blocks of kBlock.
+constexpr uint64_t kStageBelow = 1 << 20;
+constexpr uint64_t kBlock = 2 << 20;
+
 // A rank's buffers of one call, as its peers map them (zero where no peer needs the buffer).
 struct Shared {
   IpcDescriptor in;
@@ -82,7 +88,7 @@ void setup(MPI_Comm comm, Group* g) {
     why = "a rank has no GPU";
   } else if (!transport::ipc_supported()) {
     why = "a rank has no CUDA IPC";
-  } else if (!ok(g->signal.allocate(k::kSignalBytes))) {
+  } else if (!ok(g->signal.allocate(kBlock))) {
     why = "a rank has no device memory for its signal area";
   } else {
     std::vector<unsigned char> zeros(k::kSignalBytes, 0);
@@ -147,12 +153,17 @@ int group_of(MPI_Comm comm, Group** out) {
 
 // `p` is device memory of this process that CUDA IPC can share; *d describes it.
 bool shareable(const void* p, uint64_t bytes, IpcDescriptor* d) {
-  return platform::is_device_pointer(p) && ok(transport::ipc_describe(p, bytes, d));
+  return bytes >= kStageBelow && platform::is_device_pointer(p) &&
+         ok(transport::ipc_describe(p, bytes, d));
+}
+
+bool reserve(platform::DeviceMemory* mem, uint64_t bytes) {
+  return ok(mem->reserve((bytes + kBlock - 1) / kBlock * kBlock));
 }
 
 // Stages `bytes` of `src` (host or device) into `mem`, on `stream`.
 bool stage(platform::DeviceMemory* mem, const void* src, uint64_t bytes, void* stream) {
-  return ok(mem->reserve(bytes)) && ok(k::copy_async(mem->get(), src, bytes, stream));
+  return reserve(mem, bytes) && ok(k::copy_async(mem->get(), src, bytes, stream));
 }
 
 // Ring parameters every rank derives alike: at least two slots of nsrc stages, within the engine's
@@ -181,59 +192,68 @@ int run(Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t 
   const bool share_out = kind != Kind::kReduceScatterBlock;
 
   void* stream = nullptr;
-  bool local_ok = ok(k::engine_stream(&stream));
-  bool staged = false;
-  Shared mine{};
-  // The output: the user's buffer, or the group's device memory (copied in when it holds input).
+  if (!ok(k::engine_stream(&stream))) stream = nullptr;
   void* out_dev = recvbuf;
-  bool stage_out = false;
-  if (local_ok && (share_out ? !shareable(recvbuf, out_bytes, &mine.out)
-                             : !platform::is_device_pointer(recvbuf))) {
-    stage_out = true;
-    const bool holds_input = in_place && kind != Kind::kReduceScatterBlock;
-    local_ok = holds_input ? stage(&g->stage_out, recvbuf, out_bytes, stream)
-                           : ok(g->stage_out.reserve(out_bytes));
-    staged = staged || holds_input;
-    out_dev = g->stage_out.get();
-    if (local_ok && share_out)
-      local_ok = ok(transport::ipc_describe(out_dev, out_bytes, &mine.out));
-  }
-  // The input.
   const void* in_dev = nullptr;
-  if (!local_ok) {
-  } else if (in_place && kind == Kind::kAllreduce) {
-    in_dev = out_dev;
-    mine.in = mine.out;
-  } else if (in_place && kind == Kind::kAllgather) {
-    in_dev = static_cast<const char*>(out_dev) + static_cast<uint64_t>(r) * block;
-  } else {
-    const void* in_user = in_place ? recvbuf : sendbuf;
-    const bool must_stage = (in_place && kind == Kind::kReduceScatterBlock) ||
-                            (share_in ? !shareable(in_user, in_bytes, &mine.in)
-                                      : !platform::is_device_pointer(in_user));
-    in_dev = in_user;
-    if (must_stage) {
-      local_ok = stage(&g->stage_in, in_user, in_bytes, stream);
-      staged = true;
-      in_dev = g->stage_in.get();
-      if (local_ok && share_in)
-        local_ok = ok(transport::ipc_describe(in_dev, in_bytes, &mine.in));
+  bool stage_out = false;
+  // Two attempts: the second, after a peer could not map a buffer, stages every buffer.
+  for (int attempt = 0;; ++attempt) {
+    const bool force = attempt > 0;
+    bool local_ok = stream != nullptr;
+    bool staged = false;
+    Shared mine{};
+    // The output: the user's buffer, or the group's memory (copied in when it holds input).
+    out_dev = recvbuf;
+    stage_out = false;
+    if (local_ok && (force || (share_out ? !shareable(recvbuf, out_bytes, &mine.out)
+                                         : !platform::is_device_pointer(recvbuf)))) {
+      stage_out = true;
+      const bool holds_input = in_place && kind != Kind::kReduceScatterBlock;
+      local_ok = holds_input ? stage(&g->stage_out, recvbuf, out_bytes, stream)
+                             : reserve(&g->stage_out, out_bytes);
+      staged = staged || holds_input;
+      out_dev = g->stage_out.get();
+      mine.out = IpcDescriptor{};
+      if (local_ok && share_out)
+        local_ok = ok(transport::ipc_describe(out_dev, out_bytes, &mine.out));
     }
-  }
-  // Staged inputs must be in place before any peer reads them.
-  if (local_ok && staged) local_ok = ok(k::sync(stream));
+    // The input.
+    in_dev = nullptr;
+    if (!local_ok) {
+    } else if (in_place && kind == Kind::kAllreduce) {
+      in_dev = out_dev;
+      mine.in = mine.out;
+    } else if (in_place && kind == Kind::kAllgather) {
+      in_dev = static_cast<const char*>(out_dev) + static_cast<uint64_t>(r) * block;
+    } else {
+      const void* in_user = in_place ? recvbuf : sendbuf;
+      const bool must_stage = force || (in_place && kind == Kind::kReduceScatterBlock) ||
+                              (share_in ? !shareable(in_user, in_bytes, &mine.in)
+                                        : !platform::is_device_pointer(in_user));
+      in_dev = in_user;
+      if (must_stage) {
+        local_ok = stage(&g->stage_in, in_user, in_bytes, stream);
+        staged = true;
+        in_dev = g->stage_in.get();
+        mine.in = IpcDescriptor{};
+        if (local_ok && share_in)
+          local_ok = ok(transport::ipc_describe(in_dev, in_bytes, &mine.in));
+      }
+    }
+    // Staged inputs must be in place before any peer reads them.
+    if (local_ok && staged) local_ok = ok(k::sync(stream));
 
-  // Entry: every rank ready? Did any rank's buffers change?
-  const bool changed = !g->have_last || g->last_kind != kind || !same(mine.in, g->last.in) ||
-                       !same(mine.out, g->last.out);
-  int flags[2] = {local_ok ? 0 : 1, changed ? 1 : 0}, all[2] = {1, 1};
-  rc = PMPI_Allreduce(flags, all, 2, MPI_INT, MPI_MAX, comm);
-  if (rc != MPI_SUCCESS) return rc;
-  if (all[0]) {
-    MPIZIP_LOG_ONCE(kInfo, "TMA collective passed to the MPI library: a rank could not stage its buffers");
-    return MPI_SUCCESS;
-  }
-  if (all[1]) {
+    // Entry: every rank ready? Did any rank's buffers change?
+    const bool changed = !g->have_last || g->last_kind != kind || !same(mine.in, g->last.in) ||
+                         !same(mine.out, g->last.out);
+    int flags[2] = {local_ok ? 0 : 1, changed ? 1 : 0}, all[2] = {1, 1};
+    rc = PMPI_Allreduce(flags, all, 2, MPI_INT, MPI_MAX, comm);
+    if (rc != MPI_SUCCESS) return rc;
+    if (all[0]) {
+      MPIZIP_LOG_ONCE(kInfo, "TMA collective passed to the MPI library: a rank could not stage its buffers");
+      return MPI_SUCCESS;
+    }
+    if (!all[1]) break;
     g->have_last = false;
     std::vector<Shared> peers(P);
     rc = PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, peers.data(), sizeof mine, MPI_BYTE, comm);
@@ -254,13 +274,18 @@ int run(Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t 
     int any_bad = 1;
     rc = PMPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
     if (rc != MPI_SUCCESS) return rc;
-    if (any_bad) {
-      if (bad) MPIZIP_WARN("TMA collective passed to the MPI library: a peer's buffer cannot be mapped");
+    if (!any_bad) {
+      g->have_last = true;
+      g->last_kind = kind;
+      g->last = mine;
+      break;
+    }
+    g->maps.clear();
+    if (attempt > 0) {
+      MPIZIP_LOG_ONCE(kWarn, "TMA collective passed to the MPI library: a peer's buffer cannot be mapped");
       return MPI_SUCCESS;
     }
-    g->have_last = true;
-    g->last_kind = kind;
-    g->last = mine;
+    MPIZIP_LOG_ONCE(kInfo, "TMA collectives: a peer's buffer cannot be mapped; staging every buffer");
   }
 
   Buffers b;

@@ -3,7 +3,8 @@
 # then runs the phases named on the command line (default: test):
 #
 #   test      tests/gpu/tma_coll.sh's cases: 2, 3, 4 ranks sharing the GPU; flags, host barrier and
-#             the SM path (TMA_TEST_ARGS=--small for a short run, --big adds a 1 GiB allreduce)
+#             the SM path (TMA_TEST_ARGS=--small for a short run; TMA_TEST_BIG_NP="2 4" adds a 1 GiB
+#             allreduce on those rank counts)
 #   sanitize  compute-sanitizer memcheck and racecheck on a small case, 2 ranks
 #   sweep     osu-bench/tma_sweep.sh: 2 and 4 ranks, 1, 2, 4, 8, 16, 32 CTAs, 1 KiB..1 GiB
 #   gemm      osu-bench/gemm_overlap.sh: GEMM slowdown beside the TMA path and the SM path

@@ -11,7 +11,10 @@ trap 'rm -f "$log"' EXIT
 for np in ${TMA_TEST_NPS:-2 3 4}; do
   for cfg in "MPIZIP_TMA=auto" "MPIZIP_TMA_SYNC=host" "MPIZIP_TMA=sm MPIZIP_TMA_CTAS=3"; do
     args="--small"
-    [ "$cfg" = "MPIZIP_TMA=auto" ] && args=${TMA_TEST_ARGS:-}
+    if [ "$cfg" = "MPIZIP_TMA=auto" ]; then
+      args=${TMA_TEST_ARGS:-}
+      case " ${TMA_TEST_BIG_NP:-} " in *" $np "*) args="$args --big" ;; esac
+    fi
     MPIZIP_TEST_ENV="MPIZIP_LOG=info $cfg" timeout "${TMA_TIMEOUT:-300}" sh -c \
       ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip $np '$prog' $args" >"$log" 2>&1 ||
       { tail -30 "$log"; fail "$np ranks, $cfg $args"; }
