@@ -12,7 +12,7 @@ export MPIZIP_LIB="$build/.libs/libmpizip.so"
 : >"$out"
 for cfg in "auto 8" "sm 8" "sm 16" "sm 32"; do
   set -- $cfg
-  MPIZIP_TEST_ENV="MPIZIP_TMA=$1 MPIZIP_TMA_CTAS=$2" run_mpi mpizip "${GEMM_RANKS:-2}" \
+  MPIZIP_TEST_ENV="MPIZIP_TMA=$1 MPIZIP_TMA_CTAS=$2 ${GEMM_ENV:-}" run_mpi mpizip "${GEMM_RANKS:-2}" \
     "$build/osu-bench/gemm_overlap" --label "$1-$2ctas" --bytes $((64 << 20)) >>"$out" ||
     echo "$cfg failed" >&2
 done
