@@ -8,6 +8,7 @@
 #   sanitize  compute-sanitizer memcheck and racecheck on a small case, 2 ranks
 #   sweep     osu-bench/tma_sweep.sh: 2 and 4 ranks, 1, 2, 4, 8, 16, 32 CTAs, 1 KiB..1 GiB
 #   gemm      osu-bench/gemm_overlap.sh: GEMM slowdown beside the TMA path and the SM path
+#   mps-on    start the CUDA MPS daemon for the phases after it (mps-off stops it)
 #
 #   tests/gpu/run-tma.sh BUILD_DIR LOG_DIR PHASE...
 #
@@ -44,12 +45,23 @@ for phase in $phases; do
         rc=$?; [ $rc -eq 0 ] || status=$rc
         echo "sanitize $tool: exit $rc"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tma_coll:" "$logs/sanitize-$tool.log" | head -4
       done ;;
+    mps-on)
+      # The CUDA MPS daemon, so that the ranks sharing the GPU run at once instead of time-sliced
+      # (started for the phases that follow, stopped by mps-off or at the end).
+      export CUDA_MPS_PIPE_DIRECTORY=/tmp/mpizip-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mpizip-mps-log
+      mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+      nvidia-cuda-mps-control -d && mps=1 && echo "mps: on" ;;
+    mps-off)
+      [ "${mps:-0}" = 1 ] && { echo quit | nvidia-cuda-mps-control; sleep 1; mps=0; echo "mps: off"; }
+      unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY ;;
     sweep)
-      sh "$src/osu-bench/tma_sweep.sh" "$build" "$logs/tma-sweep.jsonl" >"$logs/tma-sweep.log" 2>&1 || status=1
-      echo "sweep: $(wc -l <"$logs/tma-sweep.jsonl") points, $(( $(date +%s) - t0 )) s" ;;
+      out="$logs/tma-sweep${mps:+-mps}.jsonl"
+      sh "$src/osu-bench/tma_sweep.sh" "$build" "$out" >"$logs/tma-sweep.log" 2>&1 || status=1
+      echo "sweep: $(wc -l <"$out") points, $(( $(date +%s) - t0 )) s" ;;
     gemm)
       sh "$src/osu-bench/gemm_overlap.sh" "$build" "$logs/gemm-overlap.jsonl" >"$logs/gemm-overlap.log" 2>&1 || status=1
       cat "$logs/gemm-overlap.jsonl" ;;
   esac
 done
+[ "${mps:-0}" = 1 ] && { echo quit | nvidia-cuda-mps-control; sleep 1; }
 exit $status
