@@ -55,7 +55,7 @@ for phase in $phases; do
       [ "${mps:-0}" = 1 ] && { echo quit | nvidia-cuda-mps-control; sleep 1; mps=0; echo "mps: off"; }
       unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY ;;
     sweep)
-      out="$logs/tma-sweep${mps:+-mps}.jsonl"
+      out="$logs/tma-sweep$([ "${mps:-0}" = 1 ] && echo -mps).jsonl"
       sh "$src/osu-bench/tma_sweep.sh" "$build" "$out" >"$logs/tma-sweep.log" 2>&1 || status=1
       echo "sweep: $(wc -l <"$out") points, $(( $(date +%s) - t0 )) s" ;;
     gemm)
