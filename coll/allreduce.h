@@ -40,7 +40,8 @@
 // and a decode temporary of one piece each (the bound of a piece's stream, docs/FORMAT.md "Sizes",
 // is about 2% above its raw size), plus the all-gather's outgoing stream and landing buffers:
 // about kDepth x (4 (P - 1) + 1) x MPIZIP_ALLREDUCE_PIECE_BYTES, and as much pinned host memory
-// again when device buffers are staged.
+// again when device buffers are staged. With the piece size left to MPIZip (the default), that is at
+// most the larger of MPIZIP_DEVICE_POOL_BYTES and the buffer's size, beyond the 4 MiB floor.
 #pragma once
 
 #include <mpi.h>
@@ -66,7 +67,8 @@ struct Policy {
   bool compress = true;             // compress pieces for peers on other nodes
   bool host_compress = false;       // host buffers too, with the CPU codec
   uint64_t min_compress_bytes = 0;  // smaller pieces travel raw
-  uint64_t piece_bytes = 4 << 20;   // largest piece, in bytes
+  uint64_t piece_bytes = 0;         // largest piece, in bytes; 0: chosen per call (allreduce.cc)
+  uint64_t memory_bytes = 256 << 20;  // what automatic pieces may take in flight (or the buffer's size)
   bool checksum = false;            // compressed pieces carry a checksum of their data
   int err_corrupt = MPI_ERR_OTHER;  // the MPI error code of a corrupt payload
 };
