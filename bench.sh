@@ -1,8 +1,9 @@
 #!/bin/sh
 # The main job: sets up and builds MPIZip, fetches realistic data (trained weights), then runs
 # osu_bw and osu_latency plain and with MPIZip preloaded, side by side, 2 ranks, and prints the
-# tables. Device buffers when a GPU is visible, host buffers otherwise (then also host compression
-# over an emulated 10 and 1 Gbit/s link). Results land in build/bench-results/ (JSON and a plot).
+# tables. Device buffers when a GPU is visible (then also the compressed inter-node path over an
+# emulated 47 GB/s link), host buffers otherwise (then also host compression over an emulated 10
+# and 1 Gbit/s link). Results land in build/bench-results/ (JSON and a plot).
 set -e
 cd "$(dirname "$0")"
 top=$(pwd)
@@ -41,5 +42,15 @@ if [ "$where" = "-d host" ]; then
       --baseline "$link MPIZIP_HOST_COMPRESS=0" --env "$link MPIZIP_HOST_COMPRESS=1" -- \
       ./osu-bench/osu_bw -d host -T bf16 --data real -m 1048576:8388608 -i 5 -x 1 -W 4
   done
+else
+  # A GPU: the ranks above share one node, so MPIZip moved their bytes through CUDA IPC. The
+  # compressed path between nodes, on a link emulated at 47 GB/s (every rank its own node; figures
+  # emulated): split-send against the same link uncompressed, the ranks' kernels running
+  # concurrently through MPS where it is installed, as they would on a GPU each.
+  link="MPIZIP_FORCE_INTERNODE=1 MPIZIP_TRANSPORT=emulated MPIZIP_EMU_GBPS=47"
+  echo "== osu_bw -d cuda, bf16, trained weights, EMULATED 47 GB/s link: MPIZip split-send vs uncompressed =="
+  "$top/osu-bench/with-mps" "$top/osu-bench/compare" --reps 3 --json "$out/bw-emulated-47.json" \
+    --baseline "$link MPIZIP_P2P_PIPELINE=off" --env "$link MPIZIP_P2P_PIPELINE=split" -- \
+    ./osu-bench/osu_bw -d cuda -T bf16 --data real -m 4194304:268435456 -i 5 -x 1 -W 8
 fi
 echo "bench.sh: results in $out"
