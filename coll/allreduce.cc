@@ -26,28 +26,16 @@ uint64_t take(uint64_t* arena, uint64_t bytes) {
   return off;
 }
 
-// Bytes per piece when the policy leaves it open (piece_bytes 0): every call of the codec and the
-// reduce costs tens of microseconds whatever its size, and the codec runs at a third of its speed on
-// 4 MiB (kernels/NOTES-codec-gpu.md), so pieces are as large as kAutoMaxPiece while the slots in
-// flight, kDepth x (4 (P - 1) + 1) pieces, fit in the larger of the memory bound and the buffer
-// itself; never under kAutoMinPiece. A function of count, element size, ranks and settings only,
-// like the plan.
-constexpr uint64_t kAutoMinPiece = uint64_t{4} << 20;
-constexpr uint64_t kAutoMaxPiece = uint64_t{16} << 20;
-
-uint64_t auto_piece_bytes(const AllreduceArgs& a, const Policy& policy, int nranks) {
-  const uint64_t buffer = a.count * format::elem_bytes(a.dtype);
-  const uint64_t pieces_in_flight = uint64_t{kDepth} * (4 * static_cast<uint64_t>(nranks - 1) + 1);
-  const uint64_t fit = std::max(policy.memory_bytes, buffer) / pieces_in_flight;
-  return std::clamp(fit, kAutoMinPiece, kAutoMaxPiece);
-}
-
-// Elements per piece: the policy's piece size (or auto_piece_bytes), raised where a buffer would
-// need more than kMaxPieces pieces (by 16 elements more than needed, since the plan rounds it down
-// to its unit).
+// Elements per piece: the policy's piece size, or when it is left open (0) auto_piece_bytes
+// (coll/plan.h) for the kDepth x (4 (P - 1) + 1) pieces a collective keeps in flight; raised where a
+// buffer would need more than kMaxPieces pieces (by 16 elements more than needed, since the plan
+// rounds it down to its unit).
 uint64_t piece_elems(const AllreduceArgs& a, const Policy& policy, int nranks) {
+  const uint64_t in_flight = uint64_t{kDepth} * (4 * static_cast<uint64_t>(nranks - 1) + 1);
   const uint64_t bytes =
-      policy.piece_bytes != 0 ? policy.piece_bytes : auto_piece_bytes(a, policy, nranks);
+      policy.piece_bytes != 0
+          ? policy.piece_bytes
+          : auto_piece_bytes(a.count * format::elem_bytes(a.dtype), in_flight, policy.memory_bytes);
   const uint64_t wanted = std::max<uint64_t>(1, bytes / format::elem_bytes(a.dtype));
   const uint64_t least = (a.count + kMaxPieces - 1) / kMaxPieces + 16;
   return std::max(wanted, least);

@@ -32,4 +32,9 @@ Range Plan::piece(int owner, uint64_t j) const {
   return p;
 }
 
+uint64_t auto_piece_bytes(uint64_t buffer_bytes, uint64_t pieces_in_flight, uint64_t memory_bytes) {
+  const uint64_t fit = std::max(memory_bytes, buffer_bytes) / std::max<uint64_t>(1, pieces_in_flight);
+  return std::clamp(fit, kAutoMinPiece, kAutoMaxPiece);
+}
+
 }  // namespace mpizip::coll

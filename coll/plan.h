@@ -17,6 +17,17 @@ struct Range {
   bool empty() const { return end == begin; }
 };
 
+// The piece size, in bytes, of a collective over a buffer of `buffer_bytes` that keeps
+// `pieces_in_flight` pieces in memory at once, when the settings leave it open: every call of the
+// codec and the reduce costs tens of microseconds whatever its size, and the GPU codec runs at a
+// third of its speed on 4 MiB (kernels/NOTES-codec-gpu.md), so pieces are as large as
+// kAutoMaxPiece while those in flight fit in the larger of `memory_bytes` (the memory bound) and the
+// buffer itself, and never smaller than kAutoMinPiece. Like the plan, a function of what every
+// rank shares.
+inline constexpr uint64_t kAutoMinPiece = uint64_t{4} << 20;
+inline constexpr uint64_t kAutoMaxPiece = uint64_t{16} << 20;
+uint64_t auto_piece_bytes(uint64_t buffer_bytes, uint64_t pieces_in_flight, uint64_t memory_bytes);
+
 class Plan {
  public:
   // `count` elements of `elem_bytes` bytes each (1..16), `nranks` >= 1 owners, pieces of at most

@@ -53,6 +53,25 @@ void check_plan(uint64_t count, size_t eb, int p, uint64_t piece) {
   EXPECT_EQ(plan.pieces(), (largest + plan.piece_elems() - 1) / plan.piece_elems());
 }
 
+// Automatic piece sizes: 16 MiB while the pieces in flight fit in the memory bound or the buffer,
+// smaller down to 4 MiB as they stop fitting, never outside [4, 16] MiB.
+TEST(AutoPieceBytes, FollowsMemoryAndBuffer) {
+  constexpr uint64_t MiB = uint64_t{1} << 20;
+  const uint64_t in_flight = 3 * (4 * 3 + 1);  // 4 ranks, 3 slots: 39 pieces
+  EXPECT_EQ(auto_piece_bytes(1024 * MiB, in_flight, 256 * MiB), 16 * MiB);  // 1 GiB / 39 > 16 MiB
+  EXPECT_EQ(auto_piece_bytes(512 * MiB, in_flight, 256 * MiB), 512 * MiB / 39);
+  EXPECT_EQ(auto_piece_bytes(256 * MiB, in_flight, 256 * MiB), 256 * MiB / 39);
+  EXPECT_EQ(auto_piece_bytes(32 * MiB, in_flight, 256 * MiB), 256 * MiB / 39);  // the bound rules
+  EXPECT_EQ(auto_piece_bytes(1 * MiB, in_flight, 0), 4 * MiB);                  // the floor
+  EXPECT_EQ(auto_piece_bytes(uint64_t{1} << 40, 1, 0), 16 * MiB);              // the ceiling
+  EXPECT_EQ(auto_piece_bytes(64 * MiB, 0, 0), 16 * MiB);  // no division by zero
+  for (uint64_t b = 1; b <= (uint64_t{1} << 34); b *= 3) {
+    const uint64_t p = auto_piece_bytes(b, 87, 256 * MiB);  // 8 ranks
+    EXPECT_GE(p, kAutoMinPiece);
+    EXPECT_LE(p, kAutoMaxPiece);
+  }
+}
+
 TEST(CollPlan, TilesEveryCount) {
   for (int p : {2, 3, 4, 7, 8, 64}) {
     for (size_t eb : {2u, 4u, 8u}) {
