@@ -100,9 +100,13 @@ bool take(Pool p, int c, Block* out, bool* pooled) {
       *pooled = true;
       return true;
     }
-    for (int v = kClasses - 1; v >= 0 && l.kept + bytes > l.max_bytes && bytes <= l.max_bytes;
-         --v) {
-      while (!l.free[v].empty() && l.kept + bytes > l.max_bytes) {
+    // Room for this block if the bound can hold it at all; and never more than the bound kept
+    // (it may have been lowered since the blocks joined).
+    auto over = [&] {
+      return (bytes <= l.max_bytes && l.kept + bytes > l.max_bytes) || l.kept > l.max_bytes;
+    };
+    for (int v = kClasses - 1; v >= 0 && over(); --v) {
+      while (!l.free[v].empty() && over()) {
         evicted.emplace_back(v, l.free[v].back());
         l.free[v].pop_back();
         l.kept -= class_bytes(v);

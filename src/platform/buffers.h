@@ -5,7 +5,7 @@
 //   HostBuffer    pinned host memory (heap memory where pinning fails or there is no GPU);
 //   DeviceBuffer  device memory of the current GPU.
 // Each pool keeps at most a bound of bytes (buffers_configure); free blocks of other sizes are
-// released to make room for a new one. Beyond it, blocks are allocated for the one use and freed
+// released to make room for a new one, and to bring the pool under a bound that was lowered. Beyond it, blocks are allocated for the one use and freed
 // after it, so a large message still goes through, only slower.
 #pragma once
 

@@ -125,6 +125,10 @@ TEST(PoolBounds, ExhaustedHostPool) {
 // Keeps nothing: its blocks (112 MiB) are of a class of their own.
 TEST(PoolBounds, ZeroBoundKeepsNothing) {
   buffers_configure(0, 0);
+  {
+    HostBuffer e;  // the first request under the zero bound releases what other tests left free
+    ASSERT_EQ(e.resize(1), Status::kOk);
+  }
   const uint64_t base = held();
   for (int round = 0; round < 3; ++round) {
     HostBuffer x;
@@ -135,6 +139,46 @@ TEST(PoolBounds, ZeroBoundKeepsNothing) {
     EXPECT_EQ(x.data(), nullptr);
     EXPECT_EQ(held(), base) << "round " << round;
   }
+  buffers_configure(256 * kMiB, 0);
+}
+
+// At the bound, free blocks of other sizes make room for a new one, which joins the pool; and a bound
+// of zero empties the pool on the next request (which this test uses to start from an empty pool
+// and to leave one behind).
+TEST(PoolBounds, FreeBlocksMakeRoom) {
+  buffers_configure(0, 0);  // empty the pool of what other tests left in it
+  {
+    HostBuffer e;
+    ASSERT_EQ(e.resize(1), Status::kOk);
+  }
+  buffers_configure(2 * kBlock, 0);
+  const uint64_t base = held();
+  {
+    HostBuffer a, b;
+    ASSERT_EQ(a.resize(kBlock), Status::kOk);
+    SKIP_UNLESS_SEEN(held() - base, kBlock);
+    ASSERT_EQ(b.resize(kBlock), Status::kOk);
+  }
+  EXPECT_TRUE(about(held(), base + 2 * kBlock)) << "two free 64 MiB blocks in the pool";
+  uint8_t* kept = nullptr;
+  {
+    HostBuffer c;
+    ASSERT_EQ(c.resize(96 * kMiB), Status::kOk);  // a 96 MiB block: no room beside the two
+    kept = c.data();
+    EXPECT_TRUE(about(held(), base + 96 * kMiB)) << "both free blocks released for it";
+  }
+  EXPECT_TRUE(about(held(), base + 96 * kMiB)) << "the new block stays in the pool";
+  {
+    HostBuffer d;
+    ASSERT_EQ(d.resize(90 * kMiB), Status::kOk);  // the same class: the pooled block
+    EXPECT_EQ(d.data(), kept);
+  }
+  buffers_configure(0, 0);
+  {
+    HostBuffer e;
+    ASSERT_EQ(e.resize(1), Status::kOk);
+  }
+  EXPECT_TRUE(about(held(), base)) << "a zero bound releases every free block";
   buffers_configure(256 * kMiB, 0);
 }
 
