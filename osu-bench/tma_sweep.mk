@@ -9,5 +9,10 @@ osu_bench_tma_sweep_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS)
 osu_bench_gemm_overlap_SOURCES = osu-bench/gemm_overlap.cc
 osu_bench_gemm_overlap_CPPFLAGS = $(osub_cppflags)
 osu_bench_gemm_overlap_LDADD = $(CUDA_LDFLAGS) -lcublas $(CUDA_LIBS)
+# What sharing one GPU between two ranks costs (time-slicing vs MPS).
+noinst_PROGRAMS += osu-bench/gpu_sharing
+osu_bench_gpu_sharing_SOURCES = osu-bench/gpu_sharing.cc osu-bench/gpu_sharing_spin.cu
+osu_bench_gpu_sharing_CPPFLAGS = $(osub_cppflags)
+osu_bench_gpu_sharing_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS)
 endif
 dist_noinst_SCRIPTS += osu-bench/tma_sweep.sh osu-bench/gemm_overlap.sh osu-bench/tma_sweep_table.py
