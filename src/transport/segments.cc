@@ -1,6 +1,7 @@
 #include "src/transport/segments.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "src/platform/log.h"
@@ -61,26 +62,23 @@ class HostSend final : public Segments {
 };
 
 // Host memory, received straight into the caller's buffer. Segments that do not fit whole are
-// received clipped (MPI reports them truncated) and kept apart, since their truncation is expected.
+// received whole into scratch memory: the one that straddles the buffer's end is copied in up to
+// the end, the ones beyond it are dropped (one at a time, through one scratch segment). A clipped
+// MPI receive would do the same in principle, but some MPI libraries (Open MPI 4.1's shared-memory
+// single copy, seen) write a truncated message past the receive buffer's end.
 class HostRecv final : public Segments {
  public:
   HostRecv(const SegmentRoute& route, char* data, uint64_t capacity, uint64_t sent)
-      : route_(route), data_(data), capacity_(capacity), sent_(sent) {}
+      : route_(route), data_(data), capacity_(capacity), sent_(sent), n_(segment_count(sent)) {}
 
-  // Posts every segment, in order.
+  // Posts the segments that land in the buffer and the first of those that do not.
   Status start() {
-    const uint64_t n = segment_count(sent_);
-    for (uint64_t k = 0; k < n; ++k) {
-      const int fit = segment_fit(k, sent_, capacity_);
-      const bool whole = fit == segment_length(k, sent_);
-      std::vector<MPI_Request>& list = whole ? whole_ : clipped_;
-      list.push_back(MPI_REQUEST_NULL);
-      char* at = data_ + std::min(k * kSegmentBytes, capacity_);
-      MPIZIP_CHECK(mpi_status(PMPI_Irecv(at, fit, MPI_BYTE, route_.peer, route_.mpi_tag,
-                                         route_.comm, &list.back()),
-                              "PMPI_Irecv"));
+    while (next_ < n_ && segment_fit(next_, sent_, capacity_) == segment_length(next_, sent_)) {
+      whole_.push_back(MPI_REQUEST_NULL);
+      MPIZIP_CHECK(post(data_ + next_ * kSegmentBytes, next_, &whole_.back()));
+      ++next_;
     }
-    return Status::kOk;
+    return post_clipped();
   }
 
   Status advance(bool* done) override {
@@ -88,34 +86,49 @@ class HostRecv final : public Segments {
     MPIZIP_CHECK(mpi_status(PMPI_Testall(static_cast<int>(whole_.size()), whole_.data(), &flag,
                                          MPI_STATUSES_IGNORE),
                             "PMPI_Testall"));
-    bool clipped_done = true;
-    for (MPI_Request& req : clipped_) {
-      if (req == MPI_REQUEST_NULL) continue;
+    while (clipped_ != MPI_REQUEST_NULL) {
       int arrived = 0;
-      int rc = PMPI_Test(&req, &arrived, MPI_STATUS_IGNORE);
-      int error_class = MPI_SUCCESS;
-      if (rc != MPI_SUCCESS) PMPI_Error_class(rc, &error_class);
-      if (error_class != MPI_SUCCESS && error_class != MPI_ERR_TRUNCATE) {
-        return mpi_status(rc, "PMPI_Test");
-      }
-      clipped_done = clipped_done && arrived != 0;
+      MPIZIP_CHECK(mpi_status(PMPI_Test(&clipped_, &arrived, MPI_STATUS_IGNORE), "PMPI_Test"));
+      if (!arrived) break;
+      const int fit = segment_fit(clipped_segment_, sent_, capacity_);
+      if (fit > 0) std::memcpy(data_ + clipped_segment_ * kSegmentBytes, scratch_.data(), fit);
+      MPIZIP_CHECK(post_clipped());
     }
-    *done = flag != 0 && clipped_done;
-    return *done && !clipped_.empty() ? Status::kTruncated : Status::kOk;
+    *done = flag != 0 && clipped_ == MPI_REQUEST_NULL;
+    return *done && sent_ > capacity_ ? Status::kTruncated : Status::kOk;
   }
 
   void abandon() override {
     for (MPI_Request& req : whole_) cancel_and_wait(&req, true);
-    for (MPI_Request& req : clipped_) cancel_and_wait(&req, true);
+    cancel_and_wait(&clipped_, true);
   }
 
  private:
+  Status post(char* at, uint64_t k, MPI_Request* req) {
+    return mpi_status(PMPI_Irecv(at, segment_length(k, sent_), MPI_BYTE, route_.peer,
+                                 route_.mpi_tag, route_.comm, req),
+                      "PMPI_Irecv");
+  }
+
+  // The next segment that does not fit whole, into the scratch segment (after the one before it
+  // has landed: segments match in order, and the scratch holds one).
+  Status post_clipped() {
+    if (next_ == n_) return Status::kOk;
+    if (scratch_.empty()) scratch_.resize(kSegmentBytes);
+    clipped_segment_ = next_++;
+    return post(scratch_.data(), clipped_segment_, &clipped_);
+  }
+
   SegmentRoute route_;
   char* data_;
   uint64_t capacity_;
   uint64_t sent_;
+  uint64_t n_;
+  uint64_t next_ = 0;  // the next segment to post
   std::vector<MPI_Request> whole_;
-  std::vector<MPI_Request> clipped_;
+  MPI_Request clipped_ = MPI_REQUEST_NULL;  // the segment in scratch_, if any
+  uint64_t clipped_segment_ = 0;
+  std::vector<char> scratch_;
 };
 
 // One staging piece of a device transfer and the segment it holds.

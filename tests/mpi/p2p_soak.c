@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   int sizes[] = {1, 100, 2000, 5000, 40000, 300000};
   float* out = malloc(sizeof(float) * 300000);
   float* in = malloc(sizeof(float) * 300000);
-  for (int i = 0; i < 300000; ++i) out[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
+  for (int i = 0; i < 300000; ++i) out[i] = (float)((int)(((long)i * 7919) % 2001) - 1000) / 1000.0f;
   int peer = rank ^ 1;
   long rss_warm = 0, rss_mid = 0;
   for (long k = 0; k < total && peer < size; ++k) {

@@ -81,7 +81,14 @@ struct Posted {
   bool done = false;
   int64_t done_ns = 0;
   std::string what;
+  bool guarded = false;     // host receives: bytes [guard_from, host.size()) must stay kGuardByte
+  uint64_t guard_from = 0;
 };
+
+// Host receives get this many bytes of kGuardByte past their capacity, which nothing may write
+// (a truncated receive must not spill past the buffer).
+constexpr uint64_t kGuardBytes = (uint64_t{8} << 20) + 64;
+constexpr uint8_t kGuardByte = 0xEE;
 
 // Copies the first `bytes` of a device receive's buffer into p->host.
 using Fetch = std::function<void(Posted* p, uint64_t bytes)>;
@@ -108,6 +115,12 @@ inline void complete(Transport* t, std::vector<Posted>* all, const Fetch& fetch 
           status_string(p.status), status_string(p.expected_status));
     CHECK(p.transfer->received_bytes() == p.expected_bytes, "%s: received %llu bytes",
           p.what.c_str(), static_cast<unsigned long long>(p.transfer->received_bytes()));
+    if (p.guarded) {
+      uint64_t spilled = 0;
+      for (uint64_t i = p.guard_from; i < p.host.size(); ++i) spilled += p.host[i] != kGuardByte;
+      CHECK(spilled == 0, "%s: %llu bytes written past the buffer", p.what.c_str(),
+            static_cast<unsigned long long>(spilled));
+    }
     if (p.expected.empty()) continue;
     if (p.device != nullptr) fetch(&p, p.expected.size());
     CHECK(std::memcmp(p.host.data(), p.expected.data(), p.expected.size()) == 0,
@@ -139,7 +152,9 @@ inline void expect(Posted* p, int peer, uint64_t tag, uint64_t capacity, uint64_
 // A host receive of a `capacity`-byte buffer from `peer`, who sends `sent` bytes.
 inline Posted post_recv(Transport* t, int peer, uint64_t tag, uint64_t capacity, uint64_t sent) {
   Posted p;
-  p.host.assign(capacity, 0xEE);
+  p.host.assign(capacity + kGuardBytes, kGuardByte);
+  p.guarded = true;
+  p.guard_from = capacity;
   expect(&p, peer, tag, capacity, sent);
   CHECK_OK(t->irecv(p.host.data(), capacity, Memory::kHost, peer, tag, &p.transfer));
   return p;
