@@ -13,7 +13,7 @@ export MPIZIP_LIB="$build/.libs/libmpizip.so"
 : >"$out"
 for np in ${TMA_SWEEP_RANKS:-2 4}; do
   for ctas in ${TMA_SWEEP_CTAS:-1 2 4 8 16 32}; do
-    MPIZIP_TEST_ENV="MPIZIP_TMA_CTAS=$ctas ${TMA_SWEEP_ENV:-}" run_mpi mpizip "$np" \
+    MPIZIP_TEST_ENV="MPIZIP_TMA_MIN_BYTES=0 MPIZIP_TMA_CTAS=$ctas ${TMA_SWEEP_ENV:-}" run_mpi mpizip "$np" \
       "$build/osu-bench/tma_sweep" --ctas "$ctas" --min "${TMA_SWEEP_MIN:-1K}" \
       --max "${TMA_SWEEP_MAX:-1G}" --time "${TMA_SWEEP_TIME:-0.03}" >>"$out" || echo "np $np ctas $ctas failed" >&2
   done

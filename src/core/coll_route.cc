@@ -273,6 +273,20 @@ uint64_t contiguous_bytes(int count, MPI_Datatype type) {
   return static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
 }
 
+// Whether an intra-node collective of `bytes` (coll::tma::collective_bytes) takes MPIZip's engine:
+// from MPIZIP_TMA_MIN_BYTES on, and at every size for bf16 and fp16 reductions (the MPI library
+// knows those types only as 16-bit integers). A function of count, type and settings only.
+bool tma_large_enough(uint64_t bytes, std::optional<format::DType> reduced) {
+  const bool narrow =
+      reduced && (*reduced == format::DType::kBf16 || *reduced == format::DType::kFp16);
+  return narrow || bytes >= settings().tma_min_bytes;
+}
+
+int comm_size(MPI_Comm comm) {
+  int n = 0;
+  return PMPI_Comm_size(comm, &n) == MPI_SUCCESS ? n : 0;
+}
+
 }  // namespace
 
 int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
@@ -280,7 +294,10 @@ int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcoun
   auto o = tma_options();
   auto t = tma_dtype(type);
   auto rop = reduce_op(op);
-  if (o && t && rop && recvcount > 0 && comm != MPI_COMM_NULL) {
+  if (o && t && rop && recvcount > 0 && comm != MPI_COMM_NULL &&
+      tma_large_enough(uint64_t{format::elem_bytes(*t)} * static_cast<uint64_t>(recvcount) *
+                           static_cast<uint64_t>(comm_size(comm)),
+                       t)) {
     bool handled = false;
     int rc = coll::tma::reduce_scatter_block(sendbuf, recvbuf, static_cast<uint64_t>(recvcount), *t,
                                              *rop, comm, *o, &handled);
@@ -295,7 +312,8 @@ int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
   const uint64_t bytes = contiguous_bytes(recvcount, recvtype);
   const bool send_ok =
       sendbuf == MPI_IN_PLACE || contiguous_bytes(sendcount, sendtype) == bytes;
-  if (o && bytes > 0 && send_ok && comm != MPI_COMM_NULL) {
+  if (o && bytes > 0 && send_ok && comm != MPI_COMM_NULL &&
+      tma_large_enough(bytes * static_cast<uint64_t>(comm_size(comm)), std::nullopt)) {
     bool handled = false;
     int rc = coll::tma::allgather(sendbuf, recvbuf, bytes, comm, *o, &handled);
     if (handled || rc != MPI_SUCCESS) return raise(comm, rc);
@@ -309,7 +327,8 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   if (auto o = tma_options(); o && settings().allreduce == kAllreduceAuto && count > 0) {
     auto t = tma_dtype(type);
     auto rop = reduce_op(op);
-    if (t && rop && comm != MPI_COMM_NULL) {
+    if (t && rop && comm != MPI_COMM_NULL &&
+        tma_large_enough(uint64_t{format::elem_bytes(*t)} * static_cast<uint64_t>(count), t)) {
       bool handled = false;
       int rc = coll::tma::allreduce(sendbuf, recvbuf, static_cast<uint64_t>(count), *t, *rop, comm,
                                     *o, &handled);

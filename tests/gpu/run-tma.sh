@@ -40,7 +40,7 @@ for phase in $phases; do
     sanitize)
       for tool in memcheck racecheck; do
         sync=flags; [ $tool = racecheck ] && sync=host
-        MPIZIP_TEST_ENV="MPIZIP_TMA_SYNC=$sync" timeout "${TMA_TIMEOUT:-150}" sh -c ". '$src/tests/mpi/lib.sh'; run_mpi mpizip 2 compute-sanitizer --tool $tool --error-exitcode 9 ./tests/gpu/tma_coll --small" \
+        MPIZIP_TEST_ENV="MPIZIP_TMA_MIN_BYTES=0 MPIZIP_TMA_SYNC=$sync" timeout "${TMA_TIMEOUT:-150}" sh -c ". '$src/tests/mpi/lib.sh'; run_mpi mpizip 2 compute-sanitizer --tool $tool --error-exitcode 9 ./tests/gpu/tma_coll --small" \
           >"$logs/sanitize-$tool.log" 2>&1
         rc=$?; [ $rc -eq 0 ] || status=$rc
         echo "sanitize $tool: exit $rc"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tma_coll:" "$logs/sanitize-$tool.log" | head -4
