@@ -41,6 +41,16 @@ uint64_t held() {
   return ::testing::AssertionFailure() << got << " bytes held, want about " << want;
 }
 
+// Releases every free host block (a request under a zero bound does), then sets the host bound.
+void empty_host_pool(uint64_t bound) {
+  buffers_configure(0, 0);
+  {
+    HostBuffer e;
+    ASSERT_EQ(e.resize(1), Status::kOk);
+  }
+  buffers_configure(bound, 0);
+}
+
 #define SKIP_UNLESS_SEEN(grew, bytes)                                                      \
   if ((grew) < (bytes)) GTEST_SKIP() << "this allocator's blocks are not observable here"
 
@@ -124,11 +134,7 @@ TEST(PoolBounds, ExhaustedHostPool) {
 
 // Keeps nothing: its blocks (112 MiB) are of a class of their own.
 TEST(PoolBounds, ZeroBoundKeepsNothing) {
-  buffers_configure(0, 0);
-  {
-    HostBuffer e;  // the first request under the zero bound releases what other tests left free
-    ASSERT_EQ(e.resize(1), Status::kOk);
-  }
+  empty_host_pool(0);  // what other tests left free
   const uint64_t base = held();
   for (int round = 0; round < 3; ++round) {
     HostBuffer x;
@@ -146,12 +152,7 @@ TEST(PoolBounds, ZeroBoundKeepsNothing) {
 // of zero empties the pool on the next request (which this test uses to start from an empty pool
 // and to leave one behind).
 TEST(PoolBounds, FreeBlocksMakeRoom) {
-  buffers_configure(0, 0);  // empty the pool of what other tests left in it
-  {
-    HostBuffer e;
-    ASSERT_EQ(e.resize(1), Status::kOk);
-  }
-  buffers_configure(2 * kBlock, 0);
+  empty_host_pool(2 * kBlock);  // what other tests left free
   const uint64_t base = held();
   {
     HostBuffer a, b;
@@ -173,11 +174,7 @@ TEST(PoolBounds, FreeBlocksMakeRoom) {
     ASSERT_EQ(d.resize(90 * kMiB), Status::kOk);  // the same class: the pooled block
     EXPECT_EQ(d.data(), kept);
   }
-  buffers_configure(0, 0);
-  {
-    HostBuffer e;
-    ASSERT_EQ(e.resize(1), Status::kOk);
-  }
+  empty_host_pool(0);
   EXPECT_TRUE(about(held(), base)) << "a zero bound releases every free block";
   buffers_configure(256 * kMiB, 0);
 }
