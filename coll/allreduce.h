@@ -70,6 +70,7 @@ struct Policy {
   uint64_t piece_bytes = 0;         // largest piece, in bytes; 0: chosen per call (allreduce.cc)
   uint64_t memory_bytes = 256 << 20;  // what automatic pieces may take in flight (or the buffer's size)
   bool checksum = false;            // compressed pieces carry a checksum of their data
+  bool fuse = true;                 // the last pieces to land are decoded inside the fold
   int err_corrupt = MPI_ERR_OTHER;  // the MPI error code of a corrupt payload
 };
 

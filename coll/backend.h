@@ -43,6 +43,15 @@ struct Needs {
   uint64_t codec_elems = 0;  // most elements one compress or decompress call covers
 };
 
+// One input of a fold: `count` elements at `data`, or, when stream_bytes > 0, a compressed stream
+// of that many bytes at `data` that decodes to them; `temp` (room for `count` elements in the
+// backend's memory) is where the backend may decode it.
+struct FoldInput {
+  const void* data = nullptr;
+  uint64_t stream_bytes = 0;
+  void* temp = nullptr;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -64,6 +73,12 @@ class Backend {
   // out = the fold of inputs[0..n) in order (kernels/reduce.h); n at most 64.
   virtual Status reduce(format::DType t, kernels::reduce::Op op, const void* const* inputs, int n,
                         void* out, uint64_t count) = 0;
+  // out = the fold of inputs[0..n) in order, each stream decoded first; results[k] is the k-th
+  // stream input's decoding, as decompress() reports it (a stream of another element count is an
+  // error). This implementation decodes the streams into their temps and reduces; the GPU backend
+  // decodes inside the fold (kernels/codec_gpu.h, decode_fold).
+  virtual Status fold(format::DType t, kernels::reduce::Op op, const FoldInput* inputs, int n,
+                      void* out, uint64_t count, Result* results);
   // Copies bytes between any two of the backend's, staging and (for host backends) user memory.
   virtual Status copy(void* dst, const void* src, uint64_t bytes) = 0;
   virtual Status fence(std::unique_ptr<Fence>* out) = 0;

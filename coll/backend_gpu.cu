@@ -1,6 +1,7 @@
 // The GPU backend of coll/backend.h: device memory, the GPU codec and the GPU reduce, all enqueued
 // on one stream per backend (so one codec workspace serves every call), with events as fences.
 // Host code; compiled by nvcc or hipcc for the event API of src/platform/gpu.h.
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -97,6 +98,34 @@ class DeviceBackend : public Backend {
   Status reduce(format::DType t, kernels::reduce::Op op, const void* const* inputs, int n,
                 void* out, uint64_t count) override {
     return kernels::gpu::reduce(t, op, inputs, n, out, count, 0, stream_.get());
+  }
+
+  // The streams are decoded inside the fold (kernels/codec_gpu.h, decode_fold); streams beyond the
+  // kMaxFoldStreams one launch decodes are decoded into their temps first. Unaligned buffers take
+  // the decode-then-reduce of the base class.
+  Status fold(format::DType t, kernels::reduce::Op op, const FoldInput* inputs, int n, void* out,
+              uint64_t count, Result* results) override {
+    namespace gpu = kernels::gpu;
+    if (inputs == nullptr || n < 1 || n > gpu::kMaxBatch) return Status::kInvalidArgument;
+    int streams = 0;
+    for (int r = 0; r < n; ++r) streams += inputs[r].stream_bytes > 0;
+    int early = std::max(0, streams - gpu::kMaxFoldStreams);
+    std::vector<gpu::FoldInput> f(static_cast<size_t>(n));
+    std::vector<Job> jobs;
+    for (int r = 0; r < n; ++r) {
+      const FoldInput& x = inputs[r];
+      f[r] = gpu::FoldInput{x.data, x.stream_bytes};
+      if (x.stream_bytes == 0 || early == 0) continue;
+      if (x.temp == nullptr) return Status::kInvalidArgument;
+      jobs.push_back(Job{x.data, x.stream_bytes, x.temp, count * format::elem_bytes(t)});
+      f[r] = gpu::FoldInput{x.temp, 0};
+      --early;
+    }
+    if (streams == 0 || !gpu::fold_fusable(f.data(), n, out))
+      return Backend::fold(t, op, inputs, n, out, count, results);
+    if (!jobs.empty()) MPIZIP_CHECK(decompress(t, jobs.data(), static_cast<int>(jobs.size()), results));
+    return gpu::decode_fold(t, op, f.data(), n, out, count, workspace_.get(), workspace_.size(),
+                            results + jobs.size(), stream_.get());
   }
 
   Status copy(void* dst, const void* src, uint64_t bytes) override {

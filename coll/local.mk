@@ -4,7 +4,7 @@
 libmpizip_core_la_SOURCES += \
 	coll/plan.h coll/plan.cc \
 	coll/wire.h coll/wire.cc \
-	coll/backend.h coll/backend_host.cc \
+	coll/backend.h coll/backend.cc coll/backend_host.cc \
 	coll/resources.h coll/resources.cc \
 	coll/allreduce.h coll/allreduce.cc coll/twoshot.h coll/twoshot_pieces.cc
 if HAVE_CUDA

@@ -77,6 +77,7 @@ class TwoShot : public platform::Operation {
     // Reduce-scatter, owner side.
     int rs_pending = 0;
     std::vector<const void*> inputs;  // the fold's inputs, in rank order
+    std::vector<uint64_t> streams;    // per rank: bytes of a stream the fold decodes, else 0
     int rs_decodes = 0;               // Result entries of kRsDecode used
     bool folded = false;              // decoding, fold and all-gather compression enqueued
     std::unique_ptr<Fence> fold_fence;

@@ -51,6 +51,7 @@ Status TwoShot::start_piece(Piece& p) {
   p.ag_send.resize(n);
   p.ag_recv.resize(n);
   p.inputs.assign(n, nullptr);
+  p.streams.assign(n, 0);
   p.rs_sizes.assign(n, 0);
   const uint64_t rs_tag = make_tag(seq_, Kind::kReduceScatter, p.j);
   const uint64_t ag_tag = make_tag(seq_, Kind::kAllgather, p.j);
@@ -170,12 +171,14 @@ Status TwoShot::rs_sends(Piece& p) {
 }
 
 // The owner's side: each landed piece is decoded (or, when raw, used where it landed) as soon as
-// it is there; the pieces that landed since the last call are decoded in one batched call.
+// it is there; the pieces that landed since the last call are decoded in one batched call. The
+// pieces that complete the set are left compressed for the fold to decode (Policy::fuse).
 Status TwoShot::rs_receives(Piece& p) {
   if (p.rs_pending == 0) return Status::kOk;
   const Range mine = plan_.piece(me_, p.j);
   const uint64_t bytes = mine.size() * eb_;
   Job jobs[kMaxRanks];
+  int peers[kMaxRanks];
   int njobs = 0;
   for (int q = 0; q < nranks_; ++q) {
     if (p.rs_recv[q] == nullptr) continue;
@@ -192,6 +195,7 @@ Status TwoShot::rs_receives(Piece& p) {
       src = work(p, pl.rs_dev);
     }
     if (compressed_from(q, mine.size())) {
+      peers[njobs] = q;
       jobs[njobs++] = Job{src, got, work(p, pl.rs_temp), bytes};
       p.inputs[q] = work(p, pl.rs_temp);
     } else {
@@ -202,7 +206,12 @@ Status TwoShot::rs_receives(Piece& p) {
       p.inputs[q] = src;
     }
   }
-  if (njobs > 0) {
+  if (njobs > 0 && p.rs_pending == 0 && ch_.policy.fuse) {
+    for (int i = 0; i < njobs; ++i) {
+      p.inputs[peers[i]] = jobs[i].src;
+      p.streams[peers[i]] = jobs[i].count;
+    }
+  } else if (njobs > 0) {
     MPIZIP_CHECK(backend_->decompress(a_.dtype, jobs, njobs, results(p, kRsDecode) + p.rs_decodes));
     p.rs_decodes += njobs;
   }
@@ -216,7 +225,17 @@ Status TwoShot::fold(Piece& p) {
   if (p.folded || p.rs_pending > 0) return Status::kOk;
   const Range mine = plan_.piece(me_, p.j);
   uint8_t* out = out_at(mine.begin);
-  MPIZIP_CHECK(backend_->reduce(a_.dtype, a_.op, p.inputs.data(), nranks_, out, mine.size()));
+  FoldInput in[kMaxRanks];
+  int streams = 0;
+  for (int q = 0; q < nranks_; ++q) {
+    in[q] = FoldInput{p.inputs[q], p.streams[q], nullptr};
+    if (p.streams[q] == 0) continue;
+    in[q].temp = work(p, layout_.peer[q].rs_temp);
+    ++streams;
+  }
+  MPIZIP_CHECK(backend_->fold(a_.dtype, a_.op, in, nranks_, out, mine.size(),
+                              results(p, kRsDecode) + p.rs_decodes));
+  p.rs_decodes += streams;
   bool any_to = false, any_raw = false;
   for (int q = 0; q < nranks_; ++q) {
     if (q == me_) continue;

@@ -10,6 +10,7 @@
 
 #include "kernels/ans_decode.cuh"
 #include "kernels/ans_encode.cuh"
+#include "kernels/decode_fold.cuh"
 #include "kernels/split_stage.cuh"
 #include "src/platform/gpu.h"
 
@@ -50,6 +51,17 @@ template <DType T, bool kAligned>
 __global__ void __launch_bounds__(kDecThreads, kDecMinCtas<T>) decode_kernel(const MPIZIP_GRID_CONSTANT decode::Params p) {
   extern __shared__ uint4 smem[];
   decode::run<T, kAligned>(p, reinterpret_cast<uint8_t*>(smem));
+}
+
+// Decode-and-fold: one group per CTA, whose shared memory holds every stream's tables and windows
+// (3 streams of bf16: 26 KiB, so 8 CTAs a multiprocessor, each with 3 chains a lane).
+constexpr int kFoldThreads = MPIZIP_WARP_SIZE;
+constexpr int kFoldGroups = kFoldThreads / lanes::kLanes;
+
+template <DType T, int kS>
+__global__ void __launch_bounds__(kFoldThreads) fold_kernel(const MPIZIP_GRID_CONSTANT fold::Params p) {
+  extern __shared__ uint4 smem[];
+  fold::run<T, kS>(p, reinterpret_cast<uint8_t*>(smem));
 }
 
 template <DType T, bool kAligned>
@@ -274,6 +286,64 @@ Status decompress(DType t, const void* src, uint64_t src_bytes, void* dst, uint6
                   uint64_t workspace_bytes, DeviceResult* result, int max_ctas, void* stream) {
   const Buffer b{src, src_bytes, dst, dst_capacity};
   return decompress_batch(t, &b, 1, workspace, workspace_bytes, result, max_ctas, stream);
+}
+
+bool fold_fusable(const FoldInput* inputs, int n, const void* out) {
+  if (!inputs || n < 1 || n > fold::kMaxInputs || !aligned16(out)) return false;
+  int streams = 0;
+  for (int r = 0; r < n; ++r) {
+    if (!aligned16(inputs[r].src)) return false;
+    streams += inputs[r].stream_bytes > 0;
+  }
+  return streams <= kMaxFoldStreams;
+}
+
+Status decode_fold(DType t, reduce::Op op, const FoldInput* inputs, int n, void* out, uint64_t count, void* workspace,
+                   uint64_t workspace_bytes, DeviceResult* results, void* stream) {
+  if (!fold_fusable(inputs, n, out) || !out || !workspace || !aligned16(workspace) ||
+      workspace_bytes < scan::kStateBytes || !reduce::dtype_reducible(t) || !reduce::op_valid(static_cast<uint8_t>(op)) ||
+      count > (uint64_t{1} << 58))
+    return Status::kInvalidArgument;
+  static_assert(sizeof(fold::Params) <= 4096, "kernel parameters fit the launch limit");
+  fold::Params p{};
+  p.n = n;
+  p.op = op;
+  p.out = static_cast<uint8_t*>(out);
+  p.count = count;
+  p.state = static_cast<scan::State*>(workspace);
+  p.results = results;
+  for (int r = 0; r < n; ++r) {
+    if (!inputs[r].src) return Status::kInvalidArgument;
+    p.src[r] = static_cast<const uint8_t*>(inputs[r].src);
+    p.bytes[r] = inputs[r].stream_bytes;
+    p.slot[r] = -1;
+    if (inputs[r].stream_bytes) {
+      p.slot[r] = static_cast<int8_t>(p.nstreams);
+      p.stream_input[p.nstreams++] = r;
+    }
+  }
+  if (p.nstreams > 0 && !results) return Status::kInvalidArgument;
+  return dispatch(t, [&](auto tag) -> Status {
+    constexpr DType T = decltype(tag)::value;
+    if constexpr (reduce::dtype_reducible(T)) {
+      const bool one = p.nstreams <= 1;
+      const void* k = one ? (const void*)fold_kernel<T, 1> : (const void*)fold_kernel<T, kMaxFoldStreams>;
+      const uint32_t per = fold::slot_smem_bytes<T>();
+      const uint32_t smem = kFoldGroups * per * (one ? 1 : kMaxFoldStreams);
+      int resident = 0;
+      MPIZIP_CHECK(resident_ctas(k, kFoldThreads, smem, smem, &resident));
+      // Work units are blocks of the largest block size a stream may have, unknown to the host:
+      // the grid covers the smallest, and groups stride over the units.
+      const uint64_t units = (count + (uint64_t{1} << format::kMinLog2Block) - 1) >> format::kMinLog2Block;
+      const int grid = grid_for((units + kFoldGroups - 1) / kFoldGroups, resident, 0);
+      void* args[] = {&p};
+      MPIZIP_GPU_CHECK(
+          gpuLaunchKernel(k, dim3(grid), dim3(kFoldThreads), args, smem, static_cast<gpuStream_t>(stream)));
+      return Status::kOk;
+    } else {
+      return Status::kInvalidArgument;
+    }
+  });
 }
 
 }  // namespace mpizip::kernels::gpu

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "kernels/format.h"
+#include "kernels/reduce.h"
 #include "src/platform/status.h"
 
 namespace mpizip::kernels::gpu {
@@ -101,5 +102,22 @@ Status decompress(format::DType t, const void* src, uint64_t src_bytes, void* ds
 Status decompress_batch(format::DType t, const Buffer* buffers, int n, void* workspace,
                         uint64_t workspace_bytes, DeviceResult* results, int max_ctas,
                         void* stream);
+
+// Decoding fused with the reduce: out[i] = the fold of inputs[0..n) at element i in that order
+// (kernels/reduce.h), where an input is either `count` raw elements at `src` (stream_bytes 0) or a
+// stream of `stream_bytes` bytes at `src` that decodes to them. One launch decodes the streams
+// and folds, without writing any decoded stream to memory; it gives the bits that decompressing
+// each stream and then reduce() give. Up to kMaxFoldStreams of the inputs may be streams; every
+// buffer and `out` must be 16-byte aligned (fold_fusable() says whether a call qualifies). `out`
+// may be one of the raw inputs. results[k] is the k-th stream input's, as decompress() reports it;
+// a stream of another element count gives kTruncated (more elements) or kCorruptStream (fewer).
+inline constexpr int kMaxFoldStreams = 3;
+struct FoldInput {
+  const void* src;
+  uint64_t stream_bytes;
+};
+bool fold_fusable(const FoldInput* inputs, int n, const void* out);
+Status decode_fold(format::DType t, reduce::Op op, const FoldInput* inputs, int n, void* out, uint64_t count,
+                   void* workspace, uint64_t workspace_bytes, DeviceResult* results, void* stream);
 
 }  // namespace mpizip::kernels::gpu

@@ -1,7 +1,7 @@
 # kernels/gpu.mk: the GPU codec. Public header CUDA-free (codec_gpu.h); host launchers and the
 # kernels' instantiations in codec_gpu.cu; device templates, one role per file, in *.cuh.
 noinst_HEADERS += kernels/codec_gpu.h kernels/ans_decode.cuh kernels/ans_encode.cuh kernels/ans_table.cuh \
-	kernels/bytes.cuh kernels/lanes.cuh kernels/scan_state.cuh kernels/split.cuh kernels/split_stage.cuh
+	kernels/bytes.cuh kernels/lanes.cuh kernels/scan_state.cuh kernels/split.cuh kernels/split_stage.cuh kernels/decode_fold.cuh
 EXTRA_DIST += kernels/NOTES-codec-gpu.md
 if HAVE_CUDA
 libmpizip_core_la_SOURCES += kernels/codec_gpu.cu

@@ -13,3 +13,10 @@ osu_bench_copy_bw_SOURCES = osu-bench/copy_bw.cu
 osu_bench_copy_bw_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS)
 osu_bench_copy_bw_LINK = $(CXXLINK)
 endif
+# fold: the two-shot owner's step alone, decoding then reducing against decoding inside the fold.
+if HAVE_CUDA
+noinst_PROGRAMS += osu-bench/fold
+osu_bench_fold_SOURCES = osu-bench/fold.cc
+osu_bench_fold_CPPFLAGS = $(osub_cppflags)
+osu_bench_fold_LDADD = libmpizip_core.la $(osub_ldadd)
+endif

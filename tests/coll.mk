@@ -1,6 +1,7 @@
 # tests/coll.mk: the collectives. Unit tests of the planner and the hello (coll_plan_test) and of the
 # CPU reduce's arithmetic (reduce_cpu_test); the two-shot allreduce under MPI on host buffers
-# (tests/coll/allreduce.sh); on a GPU machine, the GPU reduce against the CPU's (reduce_gpu_test) and
+# (tests/coll/allreduce.sh); on a GPU machine, the GPU reduce against the CPU's (reduce_gpu_test), decoding
+# fused with the reduce against decoding then reducing (decode_fold_test), and
 # the allreduce on device buffers (tests/gpu/allreduce_device.sh). The GPU tests exit 77 elsewhere.
 check_PROGRAMS += tests/coll/allreduce_test
 tests_coll_allreduce_test_SOURCES = tests/coll/allreduce_test.cc tests/coll/allreduce_check.h
@@ -27,6 +28,10 @@ check_PROGRAMS += tests/gpu/reduce_gpu_test
 tests_gpu_reduce_gpu_test_SOURCES = tests/gpu/reduce_gpu_test.cc
 tests_gpu_reduce_gpu_test_LDADD = libmpizip_core.la $(CUDA_LDFLAGS) $(CUDA_LIBS) $(GTEST_LIBS)
 TESTS += tests/gpu/reduce_gpu_test
+check_PROGRAMS += tests/gpu/decode_fold_test
+tests_gpu_decode_fold_test_SOURCES = tests/gpu/decode_fold_test.cc
+tests_gpu_decode_fold_test_LDADD = libmpizip_core.la $(CUDA_LDFLAGS) $(CUDA_LIBS) $(GTEST_LIBS)
+TESTS += tests/gpu/decode_fold_test
 endif
 endif
 EXTRA_DIST += tests/gpu/allreduce_device.sh

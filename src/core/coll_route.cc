@@ -192,6 +192,7 @@ coll::Policy policy() {
   p.host_compress = st.host_compress;
   p.min_compress_bytes = st.min_bytes;
   p.piece_bytes = st.allreduce_piece_bytes;
+  p.fuse = st.allreduce_fuse;
   p.memory_bytes = st.device_pool_bytes;
   p.checksum = st.checksum;
   p.err_corrupt = corrupt_payload_error();

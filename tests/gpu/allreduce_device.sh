@@ -1,7 +1,8 @@
 #!/bin/sh
 # Device-buffer MPI_Allreduce under MPIZip's two-shot on 2, 3 and 4 ranks sharing the GPU
-# (tests/gpu/allreduce_device.cc), five ways that must give bitwise the same results: every rank its
-# own node (MPIZIP_FORCE_INTERNODE=1), compressed and uncompressed; host ranks compressing too
+# (tests/gpu/allreduce_device.cc), six ways that must give bitwise the same results: every rank its
+# own node (MPIZIP_FORCE_INTERNODE=1), compressed (the last pieces decoded inside the fold, and
+# every piece decoded as it lands: MPIZIP_ALLREDUCE_FUSE=0) and uncompressed; host ranks compressing too
 # (MPIZIP_HOST_COMPRESS=1); over the emulated link; and the ranks on one node (CUDA IPC, uncompressed).
 # Skipped (77) where there is no GPU.
 . "$MPIZIP_SRCDIR/tests/mpi/lib.sh"
@@ -20,7 +21,9 @@ for np in 2 3 4; do
   MPIZIP_TEST_ENV="$base MPIZIP_FORCE_INTERNODE=1 MPIZIP_TRANSPORT=emulated MPIZIP_EMU_GBPS=47" \
     run_mpi mpizip "$np" "$prog" --hashes "$tmp/emulated" || fail "$np ranks, emulated link"
   MPIZIP_TEST_ENV="$base" run_mpi mpizip "$np" "$prog" --hashes "$tmp/node" || fail "$np ranks, one node"
-  for f in raw host emulated node; do
+  MPIZIP_TEST_ENV="$base MPIZIP_FORCE_INTERNODE=1 MPIZIP_ALLREDUCE_FUSE=0" \
+    run_mpi mpizip "$np" "$prog" --hashes "$tmp/unfused" || fail "$np ranks, compressed, decoded as landed"
+  for f in raw host emulated node unfused; do
     cmp "$tmp/compressed" "$tmp/$f" || fail "$np ranks: $f results differ from the compressed ones"
   done
 done

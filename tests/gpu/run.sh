@@ -22,7 +22,7 @@ cd "$src"
 cd "$build"
 [ -f Makefile ] || "$src/configure" --with-cuda
 make -j"$(nproc)" libmpizip.la tools/mpizip-info tests/gpu/codec_gpu_test tests/gpu/p2p_device \
-  tests/gpu/p2p_oom tests/gpu/p2p_semantics_device tests/gpu/reduce_gpu_test \
+  tests/gpu/p2p_oom tests/gpu/p2p_semantics_device tests/gpu/reduce_gpu_test tests/gpu/decode_fold_test \
   tests/gpu/allreduce_device tests/gpu/transport_device tests/gpu/coll_staged_device osu-bench/codec
 
 status=0
@@ -46,7 +46,7 @@ echo "transport_device: exit $transport (log: $logs/transport_device.log)"
 
 # The GPU reduce against the CPU's, and the two-shot allreduce on device buffers (coll/).
 allreduce=0
-{ ./tests/gpu/reduce_gpu_test --gtest_brief=1 &&
+{ ./tests/gpu/reduce_gpu_test --gtest_brief=1 && ./tests/gpu/decode_fold_test --gtest_brief=1 &&
   MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
     sh "$src/tests/gpu/allreduce_device.sh"; } >"$logs/allreduce_device.log" 2>&1 || allreduce=$?
 echo "allreduce_device: exit $allreduce (log: $logs/allreduce_device.log)"
@@ -63,6 +63,8 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
   MPIZIP_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 \
     ./tests/gpu/codec_gpu_test --gtest_brief=1 \
     --gtest_filter='*Corrupt*:*Unaligned*:*Batches*:*Boundaries*' >"$logs/memcheck.log" 2>&1 || status=$?
+  compute-sanitizer --tool memcheck --error-exitcode 3 ./tests/gpu/decode_fold_test --gtest_brief=1 \
+    --gtest_filter='*BadStreams*:*ChecksumsStored*' >>"$logs/memcheck.log" 2>&1 || status=$?
   echo "memcheck: $(tail -1 "$logs/memcheck.log")"
 fi
 
