@@ -10,7 +10,7 @@
 
 #include "kernels/ans_decode.cuh"
 #include "kernels/ans_encode.cuh"
-#include "kernels/decode_fold.cuh"
+#include "kernels/launch.h"
 #include "kernels/split_stage.cuh"
 #include "src/platform/gpu.h"
 
@@ -19,6 +19,8 @@ namespace mpizip::kernels::gpu {
 using format::DType;
 
 namespace {
+
+using namespace launch;
 
 // Encoder: one 32-lane group per CTA (two on a 64-wide wavefront): a group needs up to 28 KiB of
 // shared memory, so CTAs of one group pack the multiprocessor best. Decoder: 4 groups per CTA.
@@ -53,65 +55,9 @@ __global__ void __launch_bounds__(kDecThreads, kDecMinCtas<T>) decode_kernel(con
   decode::run<T, kAligned>(p, reinterpret_cast<uint8_t*>(smem));
 }
 
-// Decode-and-fold: one group per CTA, whose shared memory holds every stream's tables and windows
-// (3 streams of bf16: 26 KiB, so 8 CTAs a multiprocessor, each with 3 chains a lane).
-constexpr int kFoldThreads = MPIZIP_WARP_SIZE;
-constexpr int kFoldGroups = kFoldThreads / lanes::kLanes;
-
-template <DType T, int kS>
-__global__ void __launch_bounds__(kFoldThreads) fold_kernel(const MPIZIP_GRID_CONSTANT fold::Params p) {
-  extern __shared__ uint4 smem[];
-  fold::run<T, kS>(p, reinterpret_cast<uint8_t*>(smem));
-}
-
 template <DType T, bool kAligned>
 __global__ void __launch_bounds__(kSplitThreads) split_kernel(const split::StageParams p) {
   split::run_stage<T, kAligned>(p);
-}
-
-// Calls f with std::integral_constant<DType, t>: the only switch over element types.
-template <typename F>
-Status dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::kBf16: return f(std::integral_constant<DType, DType::kBf16>{});
-    case DType::kFp16: return f(std::integral_constant<DType, DType::kFp16>{});
-    case DType::kFp32: return f(std::integral_constant<DType, DType::kFp32>{});
-    case DType::kFp64: return f(std::integral_constant<DType, DType::kFp64>{});
-    case DType::kE4m3: return f(std::integral_constant<DType, DType::kE4m3>{});
-    case DType::kE5m2: return f(std::integral_constant<DType, DType::kE5m2>{});
-  }
-  return Status::kInvalidArgument;
-}
-
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
-
-// CTAs of `kernel` that fit on the whole GPU at once, for `smem` bytes of dynamic shared memory.
-// Probed once per kernel, device and size: the hot path then costs a map lookup.
-// The kernel's dynamic shared-memory limit is raised once to `smem_max`, the most any of its
-// launches uses, so that a smaller launch never lowers it under a later larger one.
-Status resident_ctas(const void* kernel, int threads, uint32_t smem, uint32_t smem_max, int* out) {
-  static std::mutex mu;
-  static std::map<std::pair<std::pair<const void*, int>, uint32_t>, int> cache;
-  int dev = 0;
-  MPIZIP_GPU_CHECK(gpuGetDevice(&dev));
-  const auto key = std::make_pair(std::make_pair(kernel, dev), smem);
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = cache.find(key); it != cache.end()) {
-    *out = it->second;
-    return Status::kOk;
-  }
-  int sms = 0, per_sm = 0;
-  MPIZIP_GPU_CHECK(gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, dev));
-  MPIZIP_GPU_CHECK(gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_max)));
-  MPIZIP_GPU_CHECK(gpuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  *out = cache[key] = std::max(1, sms * per_sm);
-  return Status::kOk;
-}
-
-int grid_for(uint64_t work_ctas, int resident, int max_ctas) {
-  uint64_t g = std::min<uint64_t>(std::max<uint64_t>(work_ctas, 1), static_cast<uint64_t>(resident));
-  if (max_ctas > 0) g = std::min<uint64_t>(g, static_cast<uint64_t>(max_ctas));
-  return static_cast<int>(g);
 }
 
 bool stored_form(DType t, uint64_t count) { return count * format::elem_bytes(t) <= encode::kStoredMaxBytes; }
@@ -286,64 +232,6 @@ Status decompress(DType t, const void* src, uint64_t src_bytes, void* dst, uint6
                   uint64_t workspace_bytes, DeviceResult* result, int max_ctas, void* stream) {
   const Buffer b{src, src_bytes, dst, dst_capacity};
   return decompress_batch(t, &b, 1, workspace, workspace_bytes, result, max_ctas, stream);
-}
-
-bool fold_fusable(const FoldInput* inputs, int n, const void* out) {
-  if (!inputs || n < 1 || n > fold::kMaxInputs || !aligned16(out)) return false;
-  int streams = 0;
-  for (int r = 0; r < n; ++r) {
-    if (!aligned16(inputs[r].src)) return false;
-    streams += inputs[r].stream_bytes > 0;
-  }
-  return streams <= kMaxFoldStreams;
-}
-
-Status decode_fold(DType t, reduce::Op op, const FoldInput* inputs, int n, void* out, uint64_t count, void* workspace,
-                   uint64_t workspace_bytes, DeviceResult* results, void* stream) {
-  if (!fold_fusable(inputs, n, out) || !out || !workspace || !aligned16(workspace) ||
-      workspace_bytes < scan::kStateBytes || !reduce::dtype_reducible(t) || !reduce::op_valid(static_cast<uint8_t>(op)) ||
-      count > (uint64_t{1} << 58))
-    return Status::kInvalidArgument;
-  static_assert(sizeof(fold::Params) <= 4096, "kernel parameters fit the launch limit");
-  fold::Params p{};
-  p.n = n;
-  p.op = op;
-  p.out = static_cast<uint8_t*>(out);
-  p.count = count;
-  p.state = static_cast<scan::State*>(workspace);
-  p.results = results;
-  for (int r = 0; r < n; ++r) {
-    if (!inputs[r].src) return Status::kInvalidArgument;
-    p.src[r] = static_cast<const uint8_t*>(inputs[r].src);
-    p.bytes[r] = inputs[r].stream_bytes;
-    p.slot[r] = -1;
-    if (inputs[r].stream_bytes) {
-      p.slot[r] = static_cast<int8_t>(p.nstreams);
-      p.stream_input[p.nstreams++] = r;
-    }
-  }
-  if (p.nstreams > 0 && !results) return Status::kInvalidArgument;
-  return dispatch(t, [&](auto tag) -> Status {
-    constexpr DType T = decltype(tag)::value;
-    if constexpr (reduce::dtype_reducible(T)) {
-      const bool one = p.nstreams <= 1;
-      const void* k = one ? (const void*)fold_kernel<T, 1> : (const void*)fold_kernel<T, kMaxFoldStreams>;
-      const uint32_t per = fold::slot_smem_bytes<T>();
-      const uint32_t smem = kFoldGroups * per * (one ? 1 : kMaxFoldStreams);
-      int resident = 0;
-      MPIZIP_CHECK(resident_ctas(k, kFoldThreads, smem, smem, &resident));
-      // Work units are blocks of the largest block size a stream may have, unknown to the host:
-      // the grid covers the smallest, and groups stride over the units.
-      const uint64_t units = (count + (uint64_t{1} << format::kMinLog2Block) - 1) >> format::kMinLog2Block;
-      const int grid = grid_for((units + kFoldGroups - 1) / kFoldGroups, resident, 0);
-      void* args[] = {&p};
-      MPIZIP_GPU_CHECK(
-          gpuLaunchKernel(k, dim3(grid), dim3(kFoldThreads), args, smem, static_cast<gpuStream_t>(stream)));
-      return Status::kOk;
-    } else {
-      return Status::kInvalidArgument;
-    }
-  });
 }
 
 }  // namespace mpizip::kernels::gpu

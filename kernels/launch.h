@@ -1,0 +1,65 @@
+// Host-side helpers of the GPU kernels' launchers (kernels/codec_gpu.cu, kernels/decode_fold.cu):
+// the one switch from a runtime element type to a kernel instantiation, and launch shapes.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/format.h"
+#include "src/platform/gpu.h"
+#include "src/platform/status.h"
+
+namespace mpizip::kernels::gpu::launch {
+
+using format::DType;
+
+// Calls f with std::integral_constant<DType, t>: the only switch over element types.
+template <typename F>
+inline Status dispatch(DType t, F&& f) {
+  switch (t) {
+    case DType::kBf16: return f(std::integral_constant<DType, DType::kBf16>{});
+    case DType::kFp16: return f(std::integral_constant<DType, DType::kFp16>{});
+    case DType::kFp32: return f(std::integral_constant<DType, DType::kFp32>{});
+    case DType::kFp64: return f(std::integral_constant<DType, DType::kFp64>{});
+    case DType::kE4m3: return f(std::integral_constant<DType, DType::kE4m3>{});
+    case DType::kE5m2: return f(std::integral_constant<DType, DType::kE5m2>{});
+  }
+  return Status::kInvalidArgument;
+}
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// CTAs of `kernel` that fit on the whole GPU at once, for `smem` bytes of dynamic shared memory.
+// Probed once per kernel, device and size: the hot path then costs a map lookup.
+// The kernel's dynamic shared-memory limit is raised once to `smem_max`, the most any of its
+// launches uses, so that a smaller launch never lowers it under a later larger one.
+inline Status resident_ctas(const void* kernel, int threads, uint32_t smem, uint32_t smem_max, int* out) {
+  static std::mutex mu;
+  static std::map<std::pair<std::pair<const void*, int>, uint32_t>, int> cache;
+  int dev = 0;
+  MPIZIP_GPU_CHECK(gpuGetDevice(&dev));
+  const auto key = std::make_pair(std::make_pair(kernel, dev), smem);
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache.find(key); it != cache.end()) {
+    *out = it->second;
+    return Status::kOk;
+  }
+  int sms = 0, per_sm = 0;
+  MPIZIP_GPU_CHECK(gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, dev));
+  MPIZIP_GPU_CHECK(gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_max)));
+  MPIZIP_GPU_CHECK(gpuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  *out = cache[key] = std::max(1, sms * per_sm);
+  return Status::kOk;
+}
+
+inline int grid_for(uint64_t work_ctas, int resident, int max_ctas) {
+  uint64_t g = std::min<uint64_t>(std::max<uint64_t>(work_ctas, 1), static_cast<uint64_t>(resident));
+  if (max_ctas > 0) g = std::min<uint64_t>(g, static_cast<uint64_t>(max_ctas));
+  return static_cast<int>(g);
+}
+
+}  // namespace mpizip::kernels::gpu::launch
