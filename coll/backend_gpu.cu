@@ -100,9 +100,13 @@ class DeviceBackend : public Backend {
     return kernels::gpu::reduce(t, op, inputs, n, out, count, 0, stream_.get());
   }
 
-  // The streams are decoded inside the fold (kernels/codec_gpu.h, decode_fold); streams beyond the
-  // kMaxFoldStreams one launch decodes are decoded into their temps first. Unaligned buffers take
-  // the decode-then-reduce of the base class.
+  // The streams are decoded inside the fold (kernels/codec_gpu.h, decode_fold) where that was
+  // measured to be faster (osu-bench/fold, osu-bench/results/fold-h200.json): pieces up to
+  // kFuseAnyBytes, and 16-bit types from two streams on (1.1-1.7x; one stream of 16 MiB and more
+  // 0.8-0.9x, fp32 from 16 MiB 0.85-0.97x). Streams beyond the kMaxFoldStreams one launch decodes
+  // are decoded into their temps first. Unaligned buffers, and the cases above, take the
+  // decode-then-reduce of the base class.
+  static constexpr uint64_t kFuseAnyBytes = uint64_t{4} << 20;
   Status fold(format::DType t, kernels::reduce::Op op, const FoldInput* inputs, int n, void* out,
               uint64_t count, Result* results) override {
     namespace gpu = kernels::gpu;
@@ -121,7 +125,9 @@ class DeviceBackend : public Backend {
       f[r] = gpu::FoldInput{x.temp, 0};
       --early;
     }
-    if (streams == 0 || !gpu::fold_fusable(f.data(), n, out))
+    const uint64_t bytes = count * format::elem_bytes(t);
+    const bool faster = bytes <= kFuseAnyBytes || (format::elem_bytes(t) == 2 && streams >= 2);
+    if (streams == 0 || !faster || !gpu::fold_fusable(f.data(), n, out))
       return Backend::fold(t, op, inputs, n, out, count, results);
     if (!jobs.empty()) MPIZIP_CHECK(decompress(t, jobs.data(), static_cast<int>(jobs.size()), results));
     return gpu::decode_fold(t, op, f.data(), n, out, count, workspace_.get(), workspace_.size(),
