@@ -7,7 +7,9 @@
 // zeros, subnormals and ordinary values. Then 1,000 back-to-back collectives of changing kinds and
 // sizes on inputs that change every time (a stale flag shows as an old result), interleaved with
 // device point-to-point traffic, and host buffers on odd ranks (staged). --small: a few cases (for
-// compute-sanitizer); --big: add a 1 GiB fp32 allreduce. Exits 77 without a GPU.
+// compute-sanitizer); --big: add a 1 GiB fp32 allreduce; --mpi-below B: float and double reductions
+// under B bytes are checked against the MPI library's result (MPIZIP_TMA_MIN_BYTES=B sends them
+// there). Exits 77 without a GPU.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <mpi.h>
@@ -29,6 +31,9 @@ using mpizip::kernels::reduce::Op;
 
 int rank = 0, nranks = 1;
 long failures = 0, cases = 0;
+// --mpi-below B: float and double reductions under B bytes go to the MPI library (MPIZip's
+// MPIZIP_TMA_MIN_BYTES), so their reference is the MPI library's own result on host copies.
+uint64_t mpi_below = 0;
 
 void cuda_check(cudaError_t err, const char* what) {
   if (err == cudaSuccess) return;
@@ -226,6 +231,22 @@ void expect(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, s
 
 enum class Kind { kAllreduce, kRsb, kAllgather };
 
+// Whether a reduction of `bytes` (the collective's, as MPIZip measures it) goes to the MPI library.
+bool by_mpi(DType t, uint64_t bytes) { return (t == DType::kFp32 || t == DType::kFp64) && bytes < mpi_below; }
+
+// Rank `rank`'s block of a reduce-scatter of `count` elements per rank over inputs `in`.
+void rsb_reference(DType t, Op op, uint64_t seed, uint64_t count, const std::vector<uint8_t>& in,
+                   std::vector<uint8_t>* want) {
+  const size_t es = elem_size(t);
+  if (by_mpi(t, count * es * static_cast<uint64_t>(nranks))) {
+    want->resize(count * es);
+    PMPI_Reduce_scatter_block(in.data(), want->data(), static_cast<int>(count), mpi_type(t), mpi_op(op),
+                              MPI_COMM_WORLD);
+  } else {
+    reference_any(t, op, seed, count * rank, count, want);
+  }
+}
+
 // One collective, checked. `device`: this rank's buffers on the GPU (else host memory).
 void one(Kind kind, DType t, Op op, uint64_t count, bool in_place, bool device, uint64_t seed) {
   const size_t es = elem_size(t);
@@ -250,7 +271,12 @@ void one(Kind kind, DType t, Op op, uint64_t count, bool in_place, bool device, 
       MPI_Allreduce(src.p, out.p, static_cast<int>(count), mpi_type(t), mpi_op(op), MPI_COMM_WORLD);
       expect(src.get(0, count * es), in, es, std::string(what) + " (input changed)");
     }
-    reference_any(t, op, seed, 0, count, &want);
+    if (by_mpi(t, count * es)) {
+      want.resize(count * es);
+      PMPI_Allreduce(in.data(), want.data(), static_cast<int>(count), mpi_type(t), mpi_op(op), MPI_COMM_WORLD);
+    } else {
+      reference_any(t, op, seed, 0, count, &want);
+    }
     expect(out.get(0, count * es), want, es, what);
   } else if (kind == Kind::kRsb) {
     std::vector<uint8_t> in = input(t, seed, rank, 0, count * P);
@@ -258,13 +284,13 @@ void one(Kind kind, DType t, Op op, uint64_t count, bool in_place, bool device, 
     big.put(in);
     if (in_place) {
       MPI_Reduce_scatter_block(MPI_IN_PLACE, big.p, static_cast<int>(count), mpi_type(t), mpi_op(op), MPI_COMM_WORLD);
-      reference_any(t, op, seed, count * rank, count, &want);
+      rsb_reference(t, op, seed, count, in, &want);
       expect(big.get(0, count * es), want, es, what);
     } else {
       Buf out(count * es, device);
       out.put(std::vector<uint8_t>(count * es, 0x5A));
       MPI_Reduce_scatter_block(big.p, out.p, static_cast<int>(count), mpi_type(t), mpi_op(op), MPI_COMM_WORLD);
-      reference_any(t, op, seed, count * rank, count, &want);
+      rsb_reference(t, op, seed, count, in, &want);
       expect(out.get(0, count * es), want, es, what);
     }
   } else {
@@ -307,6 +333,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--small")) small = true;
     if (!std::strcmp(argv[i], "--big")) big = true;
+    if (!std::strcmp(argv[i], "--mpi-below") && i + 1 < argc) mpi_below = std::strtoull(argv[i + 1], nullptr, 0);
   }
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
