@@ -36,8 +36,8 @@ namespace mpizip::coll::tma {
 struct Options {
   int max_ctas = 8;            // the CTA budget (MPIZIP_TMA_MAX_CTAS), 1..kMaxCtas
   int ctas = 0;                // forced CTA count (MPIZIP_TMA_CTAS); 0: the tuning table
-  uint32_t chunk_bytes = 16384;  // ring stage size
-  int stages = 12;             // ring depth
+  uint32_t chunk_bytes = 32768;  // ring stage size
+  int stages = 6;              // ring depth
   bool sm_path = false;        // threads' loads and stores instead of bulk copies
   bool host_sync = false;      // end barrier on the host instead of flags in peer memory
 };

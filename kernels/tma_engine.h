@@ -60,8 +60,8 @@ struct Launch {
   format::DType dtype = format::DType::kFp32;  // of a reduction (ignored by copies)
   reduce::Op op = reduce::Op::kSum;
   int ctas = 1;                   // 1..kMaxCtas
-  uint32_t chunk_bytes = 16384;   // a multiple of 16, at most 64 KiB
-  int stages = 12;                // ring stages, at least 2 x nsrc; stages x chunk_bytes <= 200 KiB
+  uint32_t chunk_bytes = 32768;   // a multiple of 16, at most 64 KiB
+  int stages = 6;                 // ring stages, at least 2 x nsrc; stages x chunk_bytes <= 200 KiB
   Path path = Path::kTma;
   // The end-of-collective barrier; signals == nullptr skips it (the caller synchronises).
   uint64_t* signals = nullptr;               // this rank's signal area (kSignalBytes, device)
