@@ -10,24 +10,7 @@ Plan::Plan(uint64_t count, size_t elem_bytes, int nranks, uint64_t piece_elems)
   piece_elems_ = std::max(unit_, piece_elems / unit_ * unit_);
   units_ = (count_ + unit_ - 1) / unit_;
   const uint64_t largest = shard(0).size();
-  const uint64_t p = piece_elems_;
-  const auto part = [&](uint64_t d) { return std::max(unit_, p / d / unit_ * unit_); };
-  std::vector<uint64_t> sizes;
-  if (largest >= kRampPieces * p && p >= 8 * unit_) {
-    const uint64_t up[] = {part(8), part(4), part(2)};
-    uint64_t ramp = 0;
-    for (uint64_t s : up) ramp += 2 * s;
-    const uint64_t middle = largest - ramp;
-    sizes.assign(std::begin(up), std::end(up));
-    for (uint64_t k = 0; k < middle / p; ++k) sizes.push_back(p);
-    if (middle % p) sizes.push_back(middle % p);
-    for (int i = 2; i >= 0; --i) sizes.push_back(up[i]);
-  } else {
-    for (uint64_t at = 0; at < largest; at += p) sizes.push_back(std::min(p, largest - at));
-  }
-  offsets_.assign(1, 0);
-  for (uint64_t s : sizes) offsets_.push_back(offsets_.back() + s);
-  pieces_ = sizes.size();
+  pieces_ = (largest + piece_elems_ - 1) / piece_elems_;
 }
 
 Range Plan::shard(int owner) const {
@@ -44,12 +27,8 @@ Range Plan::shard(int owner) const {
 Range Plan::piece(int owner, uint64_t j) const {
   const Range s = shard(owner);
   Range p;
-  if (j >= pieces_) {
-    p.begin = p.end = s.end;
-    return p;
-  }
-  p.begin = std::min(s.end, s.begin + offsets_[j]);
-  p.end = std::min(s.end, s.begin + offsets_[j + 1]);
+  p.begin = std::min(s.end, s.begin + j * piece_elems_);
+  p.end = std::min(s.end, p.begin + piece_elems_);
   return p;
 }
 

@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace mpizip::coll {
 
@@ -38,14 +37,8 @@ class Plan {
   // be short) and the units are dealt out in rank order, the first count_units % nranks owners
   // taking one more; so every shard starts 16-byte aligned relative to the buffer, shards differ by
   // at most one unit, and when there are fewer units than ranks the last owners get nothing.
-  // Pieces: shard r's piece j is [begin_r + off_j, min(end_r, begin_r + off_{j+1})), empty beyond
-  // the shard's end; the offsets are those of the largest shard (shard 0), so pieces() is its
-  // piece count. Pieces are `piece` elements, except that a shard of kRampPieces pieces or more
-  // (of 8 units or more) ramps up and down: its first pieces are piece/8, piece/4 and piece/2 and its last ones
-  // piece/2, piece/4 and piece/8 (the remainder, under `piece`, just before the ramp down). The
-  // pipeline then starts on a small compression and ends on a small decoding instead of a full
-  // piece's each (measured: 1 GiB over 4 ranks at 16 MiB pieces spent about 1.4 pieces' link time
-  // beyond its 16 pieces).
+  // Pieces: shard r's piece j is [begin_r + j * piece, min(end_r, begin_r + (j + 1) * piece)),
+  // empty beyond the shard's end; shard 0 is the largest, so pieces() is its piece count.
   Plan(uint64_t count, size_t elem_bytes, int nranks, uint64_t piece_elems);
 
   uint64_t count() const { return count_; }
@@ -53,9 +46,6 @@ class Plan {
   uint64_t piece_elems() const { return piece_elems_; }
   // Elements per 16-byte unit.
   uint64_t unit() const { return unit_; }
-
-  // Shards of at least this many pieces ramp their piece sizes.
-  static constexpr uint64_t kRampPieces = 8;
 
   Range shard(int owner) const;
   // Number of pieces of the largest shard: every piece index below it is valid for every owner.
@@ -69,7 +59,6 @@ class Plan {
   uint64_t piece_elems_;
   uint64_t units_;
   uint64_t pieces_;
-  std::vector<uint64_t> offsets_;  // offsets_[j]: piece j's start in a shard; pieces_ + 1 entries
 };
 
 }  // namespace mpizip::coll

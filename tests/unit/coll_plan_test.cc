@@ -14,7 +14,7 @@ namespace {
 
 // Shards tile [0, count) in rank order, start 16-byte aligned, differ by at most one unit (which
 // may be the short last one); pieces tile each shard in order, none larger than the piece size, and
-// pieces() covers the largest shard (more of them when it ramps).
+// pieces() covers the largest shard.
 void check_plan(uint64_t count, size_t eb, int p, uint64_t piece) {
   SCOPED_TRACE(testing::Message() << "count " << count << " eb " << eb << " ranks " << p
                                   << " piece " << piece);
@@ -50,12 +50,7 @@ void check_plan(uint64_t count, size_t eb, int p, uint64_t piece) {
   EXPECT_EQ(next, count);
   EXPECT_LT(largest - smallest, 2 * unit);  // one unit, and the last unit may be short
   EXPECT_EQ(plan.shard(0).size(), largest);
-  const uint64_t uniform = (largest + plan.piece_elems() - 1) / plan.piece_elems();
-  if (largest >= Plan::kRampPieces * plan.piece_elems() && plan.piece_elems() >= 8 * unit) {
-    EXPECT_GT(plan.pieces(), uniform) << "a ramp's six pieces stand in for three and a half";
-  } else {
-    EXPECT_EQ(plan.pieces(), uniform);
-  }
+  EXPECT_EQ(plan.pieces(), (largest + plan.piece_elems() - 1) / plan.piece_elems());
 }
 
 // Automatic piece sizes: 16 MiB while the pieces in flight fit in the memory bound or the buffer,
@@ -109,31 +104,6 @@ TEST(CollPlan, UnevenCountsGoToTheFirstRanks) {
   EXPECT_EQ(plan.shard(1).size(), 24u);
   EXPECT_EQ(plan.shard(2).size(), 16u);
   EXPECT_EQ(plan.shard(3).size(), 14u);
-}
-
-// A shard of 8 pieces or more: piece/8, piece/4, piece/2, full pieces, the remainder, then
-// piece/2, piece/4, piece/8; every rank derives the same offsets from the arguments.
-TEST(CollPlan, LargeShardsRampUpAndDown) {
-  const uint64_t piece = 1 << 20;  // elements
-  const Plan plan(4 * (10 * piece + 12345 * 8), 2, 4, piece);  // bf16, 4 ranks
-  const Range s = plan.shard(0);
-  std::vector<uint64_t> sizes;
-  for (uint64_t j = 0; j < plan.pieces(); ++j) sizes.push_back(plan.piece(0, j).size());
-  ASSERT_GE(sizes.size(), 8u);
-  EXPECT_EQ(sizes[0], piece / 8);
-  EXPECT_EQ(sizes[1], piece / 4);
-  EXPECT_EQ(sizes[2], piece / 2);
-  EXPECT_EQ(sizes[3], piece);
-  EXPECT_EQ(sizes[sizes.size() - 3], piece / 2);
-  EXPECT_EQ(sizes[sizes.size() - 2], piece / 4);
-  EXPECT_EQ(sizes[sizes.size() - 1], piece / 8);
-  uint64_t total = 0;
-  for (uint64_t x : sizes) total += x;
-  EXPECT_EQ(total, s.size());
-  // Below the ramp's threshold: uniform pieces.
-  const Plan small(4 * 7 * piece, 2, 4, piece);
-  EXPECT_EQ(small.pieces(), 7u);
-  for (uint64_t j = 0; j < small.pieces(); ++j) EXPECT_EQ(small.piece(0, j).size(), piece);
 }
 
 TEST(CollPlan, PieceSizeRoundsDownToTheUnit) {
