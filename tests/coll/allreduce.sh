@@ -5,7 +5,8 @@
 #   - every call on the two-shot (MPIZIP_ALLREDUCE_MIN_BYTES=0), compressed, then uncompressed
 #     (MPIZIP_ALLREDUCE_COMPRESS=0) with another piece size: the results must be bitwise the same;
 #     the compressed run also passes mismatched arguments, which must fail on every rank; and
-#     compressed with every piece decoded as it lands (MPIZIP_ALLREDUCE_FUSE=0), the same bits;
+#     compressed with every piece decoded as it lands (MPIZIP_ALLREDUCE_FUSE=0) and 16 KiB pieces,
+#     the same bits;
 #   - the default threshold (small float and double calls go to the MPI library);
 #   - 2 ranks: a second identical compressed run (run-to-run determinism), and plain MPI.
 . "$(dirname "$0")/../mpi/lib.sh"
@@ -22,7 +23,7 @@ for np in 2 3 4 8; do
     run_mpi mpizip "$np" "$prog" --twoshot-from 0 --hashes "$tmp/raw.$np" ||
     fail "two-shot, uncompressed, $np ranks"
   cmp "$tmp/compressed.$np" "$tmp/raw.$np" || fail "$np ranks: compressed and uncompressed results differ"
-  MPIZIP_TEST_ENV="$base MPIZIP_ALLREDUCE_MIN_BYTES=0 MPIZIP_ALLREDUCE_FUSE=0" \
+  MPIZIP_TEST_ENV="$base MPIZIP_ALLREDUCE_MIN_BYTES=0 MPIZIP_ALLREDUCE_FUSE=0 MPIZIP_ALLREDUCE_PIECE_BYTES=16K" \
     run_mpi mpizip "$np" "$prog" --twoshot-from 0 --hashes "$tmp/unfused.$np" ||
     fail "two-shot, compressed, every piece decoded as it lands, $np ranks"
   cmp "$tmp/compressed.$np" "$tmp/unfused.$np" || fail "$np ranks: fused and unfused decoding differ"
