@@ -2,7 +2,7 @@
 # see the header of osu-bench/codec.cu). Programs compile .cu sources to .o with nvcc directly (the .cu.o rule of Makefile.am).
 if HAVE_CUDA
 noinst_PROGRAMS += osu-bench/codec
-osu_bench_codec_SOURCES = osu-bench/codec.cu
+osu_bench_codec_SOURCES = osu-bench/codec.cu osu-bench/common/bench_util.h
 osu_bench_codec_LDADD = libmpizip_core.la $(CUDA_LDFLAGS) $(CUDA_LIBS)
 osu_bench_codec_LINK = $(CXXLINK)
 endif
@@ -16,7 +16,7 @@ endif
 # fold: the two-shot owner's step alone, decoding then reducing against decoding inside the fold.
 if HAVE_CUDA
 noinst_PROGRAMS += osu-bench/fold
-osu_bench_fold_SOURCES = osu-bench/fold.cc
+osu_bench_fold_SOURCES = osu-bench/fold.cc osu-bench/common/bench_util.h
 osu_bench_fold_CPPFLAGS = $(osub_cppflags)
 osu_bench_fold_LDADD = libmpizip_core.la $(osub_ldadd)
 endif

@@ -28,12 +28,15 @@
 
 #include "kernels/codec_cpu.h"
 #include "kernels/codec_gpu.h"
+#include "osu-bench/common/bench_util.h"
 
 namespace {
 
 using mpizip::Status;
 using mpizip::format::DType;
 namespace gpu = mpizip::kernels::gpu;
+using osub::bench::parse_size;
+using osub::bench::split_list;
 
 struct TypeName {
   DType t;
@@ -43,23 +46,6 @@ constexpr TypeName kTypes[] = {{DType::kBf16, "bf16"}, {DType::kFp16, "fp16"}, {
                                {DType::kFp64, "fp64"}, {DType::kE4m3, "e4m3"}, {DType::kE5m2, "e5m2"}};
 enum class Data { kUniform, kNormal, kReal, kConstant };
 constexpr const char* kDataNames[] = {"uniform", "normal", "real", "constant"};
-
-#define CHECK_CUDA(call)                                                                         \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
-#define CHECK_OK(call)                                                                      \
-  do {                                                                                      \
-    Status s_ = (call);                                                                     \
-    if (s_ != Status::kOk) {                                                                \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, status_string(s_)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
 
 __device__ uint32_t hash32(uint64_t x) {
   x ^= x >> 33;
@@ -99,30 +85,6 @@ __global__ void count_diff(const uint4* a, const uint4* b, uint64_t n16, unsigne
     local += (x.x != y.x) + (x.y != y.y) + (x.z != y.z) + (x.w != y.w);
   }
   if (local) atomicAdd(diff, local);
-}
-
-uint64_t parse_size(const std::string& s) {
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  switch (*end) {
-    case 'K': case 'k': v *= 1024; break;
-    case 'M': case 'm': v *= 1024 * 1024; break;
-    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
-  }
-  return static_cast<uint64_t>(v);
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t a = 0;
-  while (a <= s.size()) {
-    size_t b = s.find(',', a);
-    if (b == std::string::npos) b = s.size();
-    if (b > a) out.push_back(s.substr(a, b - a));
-    a = b + 1;
-  }
-  return out;
 }
 
 struct Options {

@@ -21,6 +21,7 @@
 
 #include "kernels/codec_gpu.h"
 #include "kernels/reduce_gpu.h"
+#include "osu-bench/common/bench_util.h"
 #include "osu-bench/common/data.h"
 #include "osu-bench/common/elem_type.h"
 
@@ -29,23 +30,8 @@ namespace {
 using mpizip::Status;
 using mpizip::format::DType;
 namespace gpu = mpizip::kernels::gpu;
-
-#define CHECK_CUDA(call)                                                                         \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
-#define CHECK_OK(call)                                                                      \
-  do {                                                                                      \
-    Status s_ = (call);                                                                     \
-    if (s_ != Status::kOk) {                                                                \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, status_string(s_)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
+using osub::bench::parse_size;
+using osub::bench::split_list;
 
 struct Type {
   const char* name;
@@ -56,27 +42,6 @@ constexpr Type kTypes[] = {{"bf16", osub::ElemType::kBf16, DType::kBf16},
                            {"fp16", osub::ElemType::kFp16, DType::kFp16},
                            {"float", osub::ElemType::kFloat, DType::kFp32},
                            {"double", osub::ElemType::kDouble, DType::kFp64}};
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t a = 0;
-  while (a <= s.size()) {
-    size_t b = s.find(',', a);
-    if (b == std::string::npos) b = s.size();
-    if (b > a) out.push_back(s.substr(a, b - a));
-    a = b + 1;
-  }
-  return out;
-}
-
-uint64_t parse_size(const std::string& s) {
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (*end == 'K' || *end == 'k') v *= 1024;
-  if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
-  if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
-  return static_cast<uint64_t>(v);
-}
 
 struct Row {
   std::string type, data;

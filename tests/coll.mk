@@ -25,11 +25,11 @@ tests_gpu_allreduce_device_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS) -ldl
 TESTS += tests/gpu/allreduce_device.sh
 if HAVE_GTEST
 check_PROGRAMS += tests/gpu/reduce_gpu_test
-tests_gpu_reduce_gpu_test_SOURCES = tests/gpu/reduce_gpu_test.cc
+tests_gpu_reduce_gpu_test_SOURCES = tests/gpu/reduce_gpu_test.cc tests/gpu/reduce_inputs.h
 tests_gpu_reduce_gpu_test_LDADD = libmpizip_core.la $(CUDA_LDFLAGS) $(CUDA_LIBS) $(GTEST_LIBS)
 TESTS += tests/gpu/reduce_gpu_test
 check_PROGRAMS += tests/gpu/decode_fold_test
-tests_gpu_decode_fold_test_SOURCES = tests/gpu/decode_fold_test.cc
+tests_gpu_decode_fold_test_SOURCES = tests/gpu/decode_fold_test.cc tests/gpu/reduce_inputs.h
 tests_gpu_decode_fold_test_LDADD = libmpizip_core.la $(CUDA_LDFLAGS) $(CUDA_LIBS) $(GTEST_LIBS)
 TESTS += tests/gpu/decode_fold_test
 endif

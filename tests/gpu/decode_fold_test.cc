@@ -17,20 +17,16 @@
 #include "kernels/codec_cpu.h"
 #include "kernels/codec_gpu.h"
 #include "kernels/reduce_cpu.h"
+#include "tests/gpu/reduce_inputs.h"
 
 namespace mpizip::kernels {
 namespace {
 
 using format::DType;
 using reduce::Op;
+using test::mix;
 
 #define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
-
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // Input r: values near 1 in magnitude (compressible: few exponents), one in 64 a random bit
 // pattern (NaNs, infinities, zeros, subnormals of every type).

@@ -1,0 +1,58 @@
+// What the standalone GPU benchmarks (osu-bench/codec, osu-bench/fold) share: failing loudly on a
+// CUDA or MPIZip error, and their option values (sizes with K/M/G suffixes, comma lists).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "src/platform/status.h"
+
+#define CHECK_CUDA(call)                                                                         \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                              \
+    }                                                                                            \
+  } while (0)
+#define CHECK_OK(call)                                                                      \
+  do {                                                                                      \
+    mpizip::Status s_ = (call);                                                                   \
+    if (s_ != mpizip::Status::kOk) {                                                              \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, mpizip::status_string(s_)); \
+      std::exit(1);                                                                         \
+    }                                                                                       \
+  } while (0)
+
+namespace osub::bench {
+
+inline uint64_t parse_size(const std::string& s) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  switch (*end) {
+    case 'K': case 'k': v *= 1024; break;
+    case 'M': case 'm': v *= 1024 * 1024; break;
+    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; break;
+    default: break;
+  }
+  return static_cast<uint64_t>(v);
+}
+
+inline std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t a = 0;
+  while (a <= s.size()) {
+    size_t b = s.find(',', a);
+    if (b == std::string::npos) b = s.size();
+    if (b > a) out.push_back(s.substr(a, b - a));
+    a = b + 1;
+  }
+  return out;
+}
+
+}  // namespace osub::bench
