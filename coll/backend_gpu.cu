@@ -101,11 +101,11 @@ class DeviceBackend : public Backend {
   }
 
   // The streams are decoded inside the fold (kernels/codec_gpu.h, decode_fold) where that was
-  // measured to be faster (osu-bench/fold, osu-bench/results/fold-h200.json): pieces up to
-  // kFuseAnyBytes, and 16-bit types from two streams on (1.1-1.7x; one stream of 16 MiB and more
-  // 0.8-0.9x, fp32 from 16 MiB 0.85-0.97x). Streams beyond the kMaxFoldStreams one launch decodes
-  // are decoded into their temps first. Unaligned buffers, and the cases above, take the
-  // decode-then-reduce of the base class.
+  // measured to be faster (osu-bench/fold, osu-bench/results/fold-h200.json): two streams or more,
+  // of a 16-bit type at any size (1.02-1.82x) or of any type up to kFuseAnyBytes (1.09-2.39x).
+  // One stream (0.71-1.05x) and fp32 / fp64 from 16 MiB (0.85-0.97x) take the decode-then-reduce
+  // of the base class, as do unaligned buffers. Streams beyond the kMaxFoldStreams one launch
+  // decodes are decoded into their temps first.
   static constexpr uint64_t kFuseAnyBytes = uint64_t{4} << 20;
   Status fold(format::DType t, kernels::reduce::Op op, const FoldInput* inputs, int n, void* out,
               uint64_t count, Result* results) override {
@@ -126,7 +126,7 @@ class DeviceBackend : public Backend {
       --early;
     }
     const uint64_t bytes = count * format::elem_bytes(t);
-    const bool faster = bytes <= kFuseAnyBytes || (format::elem_bytes(t) == 2 && streams >= 2);
+    const bool faster = streams >= 2 && (format::elem_bytes(t) == 2 || bytes <= kFuseAnyBytes);
     if (streams == 0 || !faster || !gpu::fold_fusable(f.data(), n, out))
       return Backend::fold(t, op, inputs, n, out, count, results);
     if (!jobs.empty()) MPIZIP_CHECK(decompress(t, jobs.data(), static_cast<int>(jobs.size()), results));
