@@ -22,7 +22,11 @@
 #include <string>
 #include <vector>
 
+#include "osu-bench/common/bench_util.h"
+
 namespace {
+
+using osub::bench::parse_size;
 
 int rank = 0, nranks = 1;
 
@@ -52,15 +56,6 @@ void call(Coll c, void* in, void* out, uint64_t bytes) {
                     MPI_BYTE, MPI_COMM_WORLD);
       break;
   }
-}
-
-uint64_t parse_size(const char* s) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (*end == 'K' || *end == 'k') v *= 1024;
-  if (*end == 'M' || *end == 'm') v *= 1024.0 * 1024;
-  if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
-  return static_cast<uint64_t>(v);
 }
 
 }  // namespace

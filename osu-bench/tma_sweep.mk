@@ -3,7 +3,7 @@
 # overlap (cuBLAS). MPI and the CUDA runtime only, like the other benchmarks.
 if HAVE_CUDA
 noinst_PROGRAMS += osu-bench/tma_sweep osu-bench/gemm_overlap
-osu_bench_tma_sweep_SOURCES = osu-bench/tma_sweep.cc
+osu_bench_tma_sweep_SOURCES = osu-bench/tma_sweep.cc osu-bench/common/bench_util.h
 osu_bench_tma_sweep_CPPFLAGS = $(osub_cppflags)
 osu_bench_tma_sweep_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS)
 osu_bench_gemm_overlap_SOURCES = osu-bench/gemm_overlap.cc

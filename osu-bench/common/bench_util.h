@@ -1,5 +1,6 @@
-// What the standalone GPU benchmarks (osu-bench/codec, osu-bench/fold) share: failing loudly on a
-// CUDA or MPIZip error, and their option values (sizes with K/M/G suffixes, comma lists).
+// What the standalone GPU benchmarks (osu-bench/codec, osu-bench/fold, osu-bench/tma_sweep) share:
+// failing loudly on a CUDA or MPIZip error, and their option values (sizes with K/M/G suffixes,
+// comma lists).
 #pragma once
 
 #include <cuda_runtime.h>
