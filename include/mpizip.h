@@ -63,6 +63,21 @@ extern int MPIZip_uint8_element_keyval;
 #define MPIZIP_UINT16_ELEMENT MPIZip_uint16_element_keyval
 #define MPIZIP_UINT8_ELEMENT MPIZip_uint8_element_keyval
 
+/* Point-to-point protocol traffic of one communicator in this process, all element types together.
+ * Counted only while statistics are on (MPIZIP_STATS=1); zeros otherwise. */
+typedef struct {
+  unsigned long long sent_messages;      /* protocol messages sent */
+  unsigned long long sent_compressed;    /* of which sent compressed */
+  unsigned long long sent_app_bytes;     /* the application's bytes they carried */
+  unsigned long long sent_wire_bytes;    /* payload bytes that travelled */
+  unsigned long long received_messages;  /* protocol messages received */
+  unsigned long long received_compressed;
+} MPIZip_Traffic;
+
+/* Fills `out` for `comm`. MPI_SUCCESS, or MPI_ERR_COMM when MPIZip is not active or does not know
+ * `comm`. */
+int MPIZip_Comm_traffic(MPI_Comm comm, MPIZip_Traffic* out);
+
 #ifdef __cplusplus
 }
 #endif

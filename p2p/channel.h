@@ -53,11 +53,11 @@ struct Channel {
 
 // The application's side of one message of a protocol datatype.
 struct UserBuffer {
-  void* ptr = nullptr;
-  int count = 0;                 // elements of `type`
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  format::DType dtype = format::DType::kFp32;  // the element type `type` stands for
+  void* ptr = nullptr;           // the elements, back to back (p2p/layout.h packs other layouts)
+  uint64_t count = 0;            // elements of `dtype`
+  format::DType dtype = format::DType::kFp32;  // the element type of the datatype's signature
   bool device = false;           // ptr is GPU memory
+  bool compressible = true;      // the element type is known: the sender may compress
 };
 
 // What a message cost and saved, for statistics (filled by the sender and the receiver).

@@ -35,14 +35,6 @@ int pull(const Channel& ch, int source, int tag, bool blocking, int* found) {
 
 }  // namespace
 
-ProbeResult describe(const ProbedMessage& m) {
-  ProbeResult r;
-  r.source = m.source;
-  r.tag = m.tag;
-  r.bytes = m.protocol ? m.header.app_bytes : m.bytes.size();
-  return r;
-}
-
 int probe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out) {
   if (source == MPI_PROC_NULL) {
     *found = 1;
@@ -50,9 +42,9 @@ int probe(const Channel& ch, int source, int tag, bool blocking, int* found, Pro
     return MPI_SUCCESS;
   }
   for (;;) {
-    if (const ProbedMessage* m = ch.probed->peek(source, tag)) {
+    if (auto r = ch.probed->peek(source, tag)) {
       *found = 1;
-      *out = describe(*m);
+      *out = *r;
       return MPI_SUCCESS;
     }
     // Nothing queued matches: take the next message out of MPI. Another thread may take it from
@@ -99,11 +91,18 @@ int receive_plain(const ProbedMessage& m, void* buf, int count, MPI_Datatype typ
 
 int mprobe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out,
            std::unique_ptr<ProbedMessage>* message) {
-  int rc = probe(ch, source, tag, blocking, found, out);
-  if (rc != MPI_SUCCESS || !*found || source == MPI_PROC_NULL) return rc;
-  *message = ch.probed->take(source, tag);
-  *out = describe(**message);
-  return MPI_SUCCESS;
+  for (;;) {
+    // Taken in one step under the queue's lock: another thread's receive or matched probe cannot
+    // take the same message.
+    if (auto m = ch.probed->take(source, tag)) {
+      *found = 1;
+      *out = m->result();
+      *message = std::move(m);
+      return MPI_SUCCESS;
+    }
+    int rc = pull(ch, source, tag, blocking, found);
+    if (rc != MPI_SUCCESS || !*found) return rc;
+  }
 }
 
 }  // namespace mpizip::p2p

@@ -11,12 +11,6 @@
 
 namespace mpizip::p2p {
 
-struct ProbeResult {
-  int source = MPI_ANY_SOURCE;
-  int tag = MPI_ANY_TAG;
-  uint64_t bytes = 0;  // bytes the application would receive
-};
-
 // MPI_Probe (blocking) and MPI_Iprobe. `*found` is 1 when a message matched. Returns an MPI error
 // code.
 int probe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out);
@@ -24,9 +18,6 @@ int probe(const Channel& ch, int source, int tag, bool blocking, int* found, Pro
 // MPI_Mprobe and MPI_Improbe: like probe(), but the message leaves the queue for the caller.
 int mprobe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out,
            std::unique_ptr<ProbedMessage>* message);
-
-// What a probed message delivers to the application.
-ProbeResult describe(const ProbedMessage& m);
 
 // Delivers a probed plain message (sent with a non-protocol datatype) to a receive of a non-protocol
 // datatype. MPI_ERR_TYPE when the message is an MPIZip message, MPI_ERR_TRUNCATE when it does not

@@ -28,12 +28,12 @@ std::unique_ptr<ProbedMessage> ProbedQueue::take(int source, int tag) {
   return nullptr;
 }
 
-const ProbedMessage* ProbedQueue::peek(int source, int tag) {
+std::optional<ProbeResult> ProbedQueue::peek(int source, int tag) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& m : queue_) {
-    if (matches(*m, source, tag)) return m.get();
+    if (matches(*m, source, tag)) return m->result();
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 }  // namespace mpizip::p2p

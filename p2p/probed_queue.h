@@ -12,11 +12,19 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "p2p/wire.h"
 
 namespace mpizip::p2p {
+
+// What a probe reports of a message: what the application would see.
+struct ProbeResult {
+  int source = MPI_ANY_SOURCE;
+  int tag = MPI_ANY_TAG;
+  uint64_t bytes = 0;  // bytes the application would receive
+};
 
 struct ProbedMessage {
   int source = MPI_ANY_SOURCE;
@@ -24,16 +32,21 @@ struct ProbedMessage {
   bool protocol = false;      // a match message (header valid), or a plain message
   MatchHeader header{};       // when protocol
   std::vector<uint8_t> bytes; // the whole message as received
+  ProbeResult result() const {
+    return ProbeResult{source, tag, protocol ? header.app_bytes : bytes.size()};
+  }
 };
 
 class ProbedQueue {
  public:
   bool empty() const { return size_.load(std::memory_order_acquire) == 0; }
   void push(std::unique_ptr<ProbedMessage> m);
-  // The earliest message matching (source, tag) with MPI's wildcard rules; nullptr if none.
-  // `take` removes it from the queue.
+  // The earliest message matching (source, tag) with MPI's wildcard rules, taken out of the
+  // queue; nullptr if none.
   std::unique_ptr<ProbedMessage> take(int source, int tag);
-  const ProbedMessage* peek(int source, int tag);
+  // What a probe reports of that message, which stays queued (another thread may take it as soon
+  // as this returns, so nothing of the message itself is handed out).
+  std::optional<ProbeResult> peek(int source, int tag);
 
  private:
   std::mutex mutex_;

@@ -88,6 +88,12 @@ bool RecvOp::advance() {
       }
       if (!finished) return false;
     }
+    if (mismatch_) {
+      transfers_[0].reset();
+      transfers_[1].reset();
+      type_mismatch();  // reported once the payload is drained from the transport
+      return true;
+    }
     landed();
   }
   if (phase_ == Phase::kChunks) {
@@ -96,7 +102,9 @@ bool RecvOp::advance() {
     if (s == Status::kOk && !finished) return false;
     traffic_.wire_bytes = chunked_->wire_bytes();
     traffic_.codec_seconds += chunked_->codec_seconds();
-    if (s == Status::kCorruptStream) {
+    if (mismatch_) {
+      type_mismatch();  // every chunk drained from the transport
+    } else if (s == Status::kCorruptStream) {
       corrupt(s);
     } else if (s != Status::kOk) {
       MPIZIP_ERROR("chunked payload from rank %d (tag %d) failed in transport: %s", status_.source,
@@ -163,6 +171,9 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
     finish(MPI_ERR_TYPE);
     return;
   }
+  // MPI_UINT16_T, MPIZIP_BF16 and MPIZIP_FP16 share one type signature (likewise the 8-bit
+  // types): the receive takes the sender's element type of the same width.
+  if (format::elem_bytes(header_.dtype) == format::elem_bytes(b_.dtype)) b_.dtype = header_.dtype;
   status_.bytes = std::min(header_.app_bytes, capacity_of(b_));
   traffic_.app_bytes = header_.app_bytes;
   traffic_.wire_bytes = header_.payload_bytes;
@@ -179,13 +190,8 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
     const bool mismatch = header_.dtype != b_.dtype;
     chunked_ = std::make_unique<ChunkedReceiver>(ch_, b_, header_, source, mismatch);
     phase_ = Phase::kChunks;
-    if (mismatch) {
-      // Every chunk must still be drained from the transport before the error is reported.
-      for (bool finished = false; !finished;) {
-        if (chunked_->advance(&finished) != Status::kOk) break;
-      }
-      type_mismatch();
-    }
+    // On a mismatch every chunk is still drained from the transport before the error is reported.
+    mismatch_ = mismatch;
     return;
   }
   // The payload lands in memory of the kind the sender sent from (wire.h): the user's buffer when
@@ -236,17 +242,8 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
     return;
   }
   phase_ = Phase::kBulk;
-  if (header_.dtype != b_.dtype) {
-    // The payload must still be drained from the transport before the error is reported.
-    for (bool all = false; !all;) {
-      all = true;
-      for (auto& t : transfers_) {
-        bool finished = false;
-        if (t && t->test(&finished) == Status::kOk && !finished) all = false;
-      }
-    }
-    type_mismatch();
-  }
+  // On a mismatch the payload is still drained from the transport before the error is reported.
+  mismatch_ = header_.dtype != b_.dtype;
 }
 
 void RecvOp::type_mismatch() {
@@ -365,6 +362,7 @@ void RecvOp::deliver_host(const uint8_t* payload) {
 
 void RecvOp::finish(int error) {
   status_.error = error;
+  status_.message_bytes = header_.app_bytes;
   phase_ = Phase::kDone;
   if (on_complete_ && traffic_.app_bytes > 0) on_complete_(traffic_);
   match_buf_.reset();

@@ -32,6 +32,7 @@ inline bool deliver_inline(const UserBuffer& b, const uint8_t* msg, uint64_t byt
     const uint64_t n = bytes < capacity ? bytes : capacity;
     copy_payload(b.ptr, msg, n);
     st->bytes = n;
+    st->message_bytes = bytes;
     st->error = bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     traffic->app_bytes = traffic->wire_bytes = bytes;
     traffic->compressed = false;
@@ -47,6 +48,7 @@ inline bool deliver_inline(const UserBuffer& b, const uint8_t* msg, uint64_t byt
   const uint64_t n = app_bytes < capacity ? app_bytes : capacity;
   copy_payload(b.ptr, msg + kCompactHeaderBytes, n);
   st->bytes = n;
+  st->message_bytes = app_bytes;
   st->error = app_bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   traffic->app_bytes = app_bytes;
   traffic->wire_bytes = app_bytes;
@@ -97,6 +99,8 @@ class RecvOp : public platform::Operation {
   platform::HostBuffer bulk_buf_;    // a host payload that cannot land in the user's buffer
   platform::DeviceBuffer device_buf_;  // a device payload that cannot land in the user's buffer
   bool in_place_ = false;            // raw payload received straight into the user's buffer
+  bool mismatch_ = false;            // another element type than the receive's: drained, then
+                                     // MPI_ERR_TYPE
   bool host_fallback_ = false;       // a device payload received into host memory (no device
                                      // memory left)
   std::unique_ptr<ChunkedReceiver> chunked_;  // Payload::kChunked

@@ -40,7 +40,8 @@ class SendOp : public platform::Operation {
     const bool wants_compression =
         app_bytes_ > 0 &&
         app_bytes_ >= (b_.device ? ch_.policy.gpu_min_bytes : ch_.policy.min_bytes) &&
-        (b_.device ? ch_.policy.pipeline != Pipeline::kOff : ch_.policy.host_compress);
+        (b_.device ? ch_.policy.pipeline != Pipeline::kOff : ch_.policy.host_compress) &&
+        b_.compressible;
     // Device buffers are not compressed between ranks of one node: CUDA IPC moves them at memory
     // speed. Host buffers follow MPIZIP_HOST_COMPRESS wherever the peer is.
     const bool same_node = ch_.transport != nullptr && ch_.transport->same_node(dest_);
@@ -77,7 +78,7 @@ class SendOp : public platform::Operation {
     }
     Status s = make_payload(wants_compression && !gpu_failed && (!b_.device || !same_node));
     if (s != Status::kOk) {
-      MPIZIP_ERROR("cannot prepare a send of %d elements: %s", b_.count, status_string(s));
+      MPIZIP_ERROR("cannot prepare a send of %llu elements: %s", static_cast<unsigned long long>(b_.count), status_string(s));
       return s == Status::kOutOfMemory ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
     }
     return post_whole();
@@ -285,7 +286,7 @@ class SendOp : public platform::Operation {
     if (rc != MPI_SUCCESS) return rc;
     Status s = chunked_device_->advance(&chunks_done_);
     if (s != Status::kOk) {
-      MPIZIP_ERROR("send of %d elements to rank %d failed: %s", b_.count, dest_, status_string(s));
+      MPIZIP_ERROR("send of %llu elements to rank %d failed: %s", static_cast<unsigned long long>(b_.count), dest_, status_string(s));
       return MPI_ERR_OTHER;
     }
     return MPI_SUCCESS;
@@ -308,7 +309,7 @@ class SendOp : public platform::Operation {
     Status s = chunked_->start();
     if (s == Status::kOk) s = chunked_->advance(&chunks_done_);
     if (s != Status::kOk) {
-      MPIZIP_ERROR("send of %d elements to rank %d failed: %s", b_.count, dest_, status_string(s));
+      MPIZIP_ERROR("send of %llu elements to rank %d failed: %s", static_cast<unsigned long long>(b_.count), dest_, status_string(s));
       return MPI_ERR_OTHER;
     }
     return MPI_SUCCESS;
@@ -352,7 +353,7 @@ class SendOp : public platform::Operation {
     if (s != Status::kOk || size < split_bytes_ || size > job_.stream().size()) {
       // The header promised a stream: send the raw part alone, which the receiver rejects as a
       // corrupt stream, and report the failure here.
-      MPIZIP_ERROR("GPU compression of %d elements failed: %s", b_.count,
+      MPIZIP_ERROR("GPU compression of %llu elements failed: %s", static_cast<unsigned long long>(b_.count),
                    status_string(s == Status::kOk ? Status::kInternal : s));
       size = split_bytes_;
       error_ = MPI_ERR_OTHER;
@@ -384,7 +385,7 @@ class SendOp : public platform::Operation {
   }
 
   bool fail(Status s) {
-    MPIZIP_ERROR("send of %d elements to rank %d failed: %s", b_.count, dest_, status_string(s));
+    MPIZIP_ERROR("send of %llu elements to rank %d failed: %s", static_cast<unsigned long long>(b_.count), dest_, status_string(s));
     return fail_mpi(MPI_ERR_OTHER);
   }
 

@@ -3,7 +3,7 @@
 
 # MPI integration: programs built here, driven by shell scripts that launch them.
 check_PROGRAMS += tests/mpi/smoke tests/mpi/threads tests/mpi/p2p_semantics tests/mpi/p2p_soak \
-	tests/mpi/collectives tests/mpi/p2p_progress
+	tests/mpi/collectives tests/mpi/p2p_progress tests/mpi/dtype_pairs
 tests_mpi_collectives_SOURCES = tests/mpi/collectives.cc tests/mpi/coll_cases.h
 tests_mpi_smoke_SOURCES = tests/mpi/smoke.c
 tests_mpi_threads_SOURCES = tests/mpi/threads.cc
@@ -12,10 +12,12 @@ tests_mpi_p2p_semantics_LDADD = -ldl
 tests_mpi_p2p_soak_SOURCES = tests/mpi/p2p_soak.c
 tests_mpi_p2p_progress_SOURCES = tests/mpi/p2p_progress.c
 tests_mpi_p2p_progress_LDADD = -ldl
+tests_mpi_dtype_pairs_SOURCES = tests/mpi/dtype_pairs.c
+tests_mpi_dtype_pairs_LDADD = -ldl
 TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
 	tests/mpi/no_init.sh tests/mpi/mpizip_run.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh \
-	tests/readme_settings.sh tests/mpi/collectives.sh tests/mpi/p2p_progress.sh
-EXTRA_DIST += tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
+	tests/readme_settings.sh tests/mpi/collectives.sh tests/mpi/p2p_progress.sh tests/mpi/dtype_pairs.sh
+EXTRA_DIST += tests/mpi/dtype_pairs.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
 	tests/mpi/settings.sh tests/mpi/no_init.sh tests/mpi/collectives.sh
 
 if HAVE_GTEST

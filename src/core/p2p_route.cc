@@ -1,5 +1,6 @@
 #include "src/core/p2p_route.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "p2p/layout.h"
 #include "p2p/probe.h"
 #include "p2p/recv.h"
 #include "p2p/send.h"
@@ -28,29 +30,42 @@ namespace {
 struct Route {
   CommState* state = nullptr;
   MPI_Comm comm = MPI_COMM_NULL;
-  p2p::UserBuffer buffer;
+  p2p::UserBuffer buffer;  // the elements back to back: the application's buffer, or packed
+  bool packed = false;     // the datatype's elements are elsewhere: `layout` says where
+  p2p::Layout layout;
   p2p::Channel channel() const { return channel_of(state, comm); }
 };
 
-// Protocol when MPIZip is active, the communicator has the protocol and the datatype is a protocol
-// datatype; everything else (including invalid arguments, which MPI reports) passes through.
+// The protocol's view of `count` items of `type` at `buf` on `comm` (s has the protocol).
+std::optional<Route> route_of(CommState* s, void* buf, int count, MPI_Datatype type,
+                              MPI_Comm comm) {
+  auto pt = protocol_type(s, comm, type);
+  if (!pt) return std::nullopt;
+  Route r;
+  r.state = s;
+  r.comm = comm;
+  r.buffer.ptr = buf;
+  r.buffer.count = static_cast<uint64_t>(count) * pt->elems;
+  r.buffer.dtype = pt->dtype;
+  r.buffer.device = process_has_gpu() && platform::is_device_pointer(buf);
+  r.buffer.compressible = pt->compressible;
+  if (!pt->contiguous) {
+    r.packed = true;
+    r.layout = p2p::Layout{buf, count, type, comm, r.buffer.device, pt->elems,
+                           format::elem_bytes(pt->dtype)};
+  }
+  return r;
+}
+
+// Protocol when MPIZip is active, the communicator has the protocol and the datatype's signature
+// is of a protocol element type; everything else (including invalid arguments, which MPI reports)
+// passes through.
 std::optional<Route> route(const void* buf, int count, MPI_Datatype type, int peer, MPI_Comm comm) {
   if (!protocol_job_on() || !active() || count < 0 || peer == MPI_PROC_NULL ||
       comm == MPI_COMM_NULL) {
     return std::nullopt;
   }
-  CommState* s = comm_state_find(comm);
-  auto dtype = protocol_dtype(s, comm, type);
-  if (!dtype) return std::nullopt;
-  Route r;
-  r.state = s;
-  r.comm = comm;
-  r.buffer.ptr = const_cast<void*>(buf);
-  r.buffer.count = count;
-  r.buffer.type = type;
-  r.buffer.dtype = *dtype;
-  r.buffer.device = process_has_gpu() && platform::is_device_pointer(buf);
-  return r;
+  return route_of(comm_state_find(comm), const_cast<void*>(buf), count, type, comm);
 }
 
 // A device buffer outside the protocol: staged through host memory by each side, since the MPI
@@ -115,6 +130,38 @@ class DoneOp : public platform::Operation {
   bool progress() override { return true; }
 };
 
+// A plain receive posted to MPI, as an operation (a persistent plain receive on a protocol
+// communicator, whose every start must look at the probed queue first).
+class PlainRecvOp : public platform::Operation {
+ public:
+  int post(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
+    return PMPI_Irecv(buf, count, type, source, tag, comm, &req_);
+  }
+  bool progress() override {
+    if (req_ == MPI_REQUEST_NULL) return true;
+    int flag = 0;
+    MPI_Status st;
+    const int rc = PMPI_Test(&req_, &flag, &st);
+    if (!flag && rc == MPI_SUCCESS) return false;
+    req_ = MPI_REQUEST_NULL;
+    status_.source = st.MPI_SOURCE;
+    status_.tag = st.MPI_TAG;
+    status_.bytes = status_.message_bytes = status_bytes(st);
+    int cancelled = 0;
+    PMPI_Test_cancelled(&st, &cancelled);
+    status_.cancelled = cancelled != 0;
+    status_.error = rc;
+    return true;
+  }
+  bool cancel() override {
+    if (req_ != MPI_REQUEST_NULL) PMPI_Cancel(&req_);
+    return false;  // completes through progress(), cancelled or not
+  }
+
+ private:
+  MPI_Request req_ = MPI_REQUEST_NULL;
+};
+
 // Receives of a non-protocol datatype on a protocol communicator, served by a message that a probe
 // took out of MPI. Returns false when no queued message matches.
 bool serve_plain_from_queue(CommState* s, void* buf, int count, MPI_Datatype type, int source,
@@ -127,6 +174,7 @@ bool serve_plain_from_queue(CommState* s, void* buf, int count, MPI_Datatype typ
   out->source = m->source;
   out->tag = m->tag;
   out->bytes = delivered;
+  out->message_bytes = m->bytes.size();
   return true;
 }
 
@@ -144,10 +192,10 @@ struct Small {
                    bool sending, Small* out) {
   if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL) return false;
   CommState* s = comm_state_find(comm);
-  const auto dtype = protocol_dtype(s, comm, type);
-  if (!dtype) return false;
+  const auto pt = protocol_type(s, comm, type);
+  if (!pt || !pt->contiguous) return false;
   const p2p::SendPolicy& p = send_policy();
-  const uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(*dtype);
+  const uint64_t bytes = static_cast<uint64_t>(count) * pt->elems * format::elem_bytes(pt->dtype);
   if (bytes > p.eager_bytes) return false;
   // A sender compresses from min_bytes on; a receiver of at most eager_bytes can take any message
   // that fits its buffer inline, so only the sender's choice matters here.
@@ -155,7 +203,7 @@ struct Small {
   if (process_has_gpu() && platform::is_device_pointer(buf)) return false;
   if (!may_block_in_mpi()) return false;
   if (!sending && !s->probed.empty()) return false;
-  *out = Small{s, *dtype, bytes};
+  *out = Small{s, pt->dtype, bytes};
   return true;
 }
 
@@ -176,7 +224,8 @@ int send_small(const Small& m, const void* buf, int count, int dest, int tag, MP
   uint64_t bytes = m.bytes;
   if (m.bytes > p2p::kBareMaxBytes) {
     uint8_t* match = thread_send_buffer();
-    const p2p::CompactHeader h = p2p::make_compact_header(m.dtype, static_cast<uint64_t>(count));
+    const p2p::CompactHeader h =
+        p2p::make_compact_header(m.dtype, m.bytes / format::elem_bytes(m.dtype));
     __builtin_memcpy(match, &h, p2p::kCompactHeaderBytes);
     p2p::copy_payload(match + p2p::kCompactHeaderBytes, buf, m.bytes);
     msg = match;
@@ -208,6 +257,49 @@ int bsend_staged(const void* buf, int count, MPI_Datatype type, int dest, int ta
   return raise(comm, rc);
 }
 
+// Starts the protocol's send of a routed buffer: packed first when its elements are not back to
+// back (the packed copy lives as long as the send).
+int start_routed_send(const Route& r, int dest, int tag, p2p::SendMode mode,
+                      std::unique_ptr<platform::Operation>* op) {
+  if (!r.packed) {
+    return p2p::start_send(r.channel(), r.buffer, dest, tag, mode, op, sent_counter(r));
+  }
+  platform::HostBuffer packed;
+  int rc = p2p::pack(r.layout, &packed);
+  if (rc != MPI_SUCCESS) return rc;
+  p2p::UserBuffer b = r.buffer;
+  b.ptr = packed.data();
+  b.device = false;
+  std::unique_ptr<platform::Operation> inner;
+  rc = p2p::start_send(r.channel(), b, dest, tag, mode, &inner, sent_counter(r));
+  if (rc == MPI_SUCCESS) *op = p2p::keep_packed(std::move(inner), std::move(packed));
+  return rc;
+}
+
+// The protocol's receive of a routed buffer, its match message found by `make` (a function of the
+// buffer the elements land in): into packed scratch first when the elements are not back to back.
+template <typename MakeRecv>
+std::unique_ptr<platform::Operation> routed_recv(const Route& r, MakeRecv make, int* post_error) {
+  if (!r.packed) {
+    auto op = make(r.buffer);
+    *post_error = op->post_error();
+    count_received(*op, r);
+    return op;
+  }
+  platform::HostBuffer scratch;
+  if (scratch.resize(r.buffer.count * format::elem_bytes(r.buffer.dtype)) != Status::kOk) {
+    *post_error = MPI_ERR_NO_MEM;
+    return nullptr;
+  }
+  p2p::UserBuffer b = r.buffer;
+  b.ptr = scratch.data();
+  b.device = false;
+  auto op = make(b);
+  *post_error = op->post_error();
+  count_received(*op, r);
+  return p2p::unpack_after(std::move(op), std::move(scratch), r.layout);
+}
+
 int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               p2p::SendMode mode) {
   const bool synchronous = mode == p2p::SendMode::kSynchronous;
@@ -231,7 +323,7 @@ int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
                        : PMPI_Send(buf, count, type, dest, tag, comm);
   }
   std::unique_ptr<platform::Operation> op;
-  int rc = p2p::start_send(r->channel(), r->buffer, dest, tag, mode, &op, sent_counter(*r));
+  int rc = start_routed_send(*r, dest, tag, mode, &op);
   if (rc == MPI_SUCCESS) rc = drive_detachable(std::move(op));
   return raise(comm, rc);
 }
@@ -255,7 +347,7 @@ int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                        : PMPI_Isend(buf, count, type, dest, tag, comm, request);
   }
   std::unique_ptr<platform::Operation> op;
-  int rc = p2p::start_send(r->channel(), r->buffer, dest, tag, mode, &op, sent_counter(*r));
+  int rc = start_routed_send(*r, dest, tag, mode, &op);
   if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
   return raise(comm, rc);
 }
@@ -288,8 +380,7 @@ int send_init_mode(const void* buf, int count, MPI_Datatype type, int dest, int 
   Route route_copy = *r;
   return raise(comm, request_persistent(
       [route_copy, dest, tag, mode](std::unique_ptr<platform::Operation>* op) {
-        return p2p::start_send(route_copy.channel(), route_copy.buffer, dest, tag, mode, op,
-                               sent_counter(route_copy));
+        return start_routed_send(route_copy, dest, tag, mode, op);
       },
       comm, request));
 }
@@ -322,8 +413,7 @@ int recv_blocking(CommState* state, const p2p::UserBuffer& b, int source, int ta
   p2p::Traffic traffic;
   if (p2p::deliver_inline(b, match, bytes, &done, &traffic)) {
     // MPI filled in source, tag and error; the count is the application's.
-    status_set_bytes(st, done.bytes, false);
-    st->MPI_ERROR = done.error;
+    status_set_bytes(st, reported_bytes(done), false);
     count_traffic(state->received, state, b.dtype, traffic);
     return raise(comm, done.error);
   }
@@ -374,7 +464,6 @@ void probe_status(const p2p::ProbeResult& r, MPI_Status* status) {
   if (status == MPI_STATUS_IGNORE) return;
   status->MPI_SOURCE = r.source;
   status->MPI_TAG = r.tag;
-  status->MPI_ERROR = MPI_SUCCESS;
   PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(r.bytes));
   PMPI_Status_set_cancelled(status, 0);
 }
@@ -383,10 +472,15 @@ void probe_status(const p2p::ProbeResult& r, MPI_Status* status) {
 std::unique_ptr<platform::Operation> receive_held(HeldMessage& held, void* buf, int count,
                                                   MPI_Datatype type) {
   CommState* s = comm_state_find(held.comm);
-  auto dtype = protocol_dtype(s, held.comm, type);
-  if (dtype) {
-    p2p::UserBuffer b{buf, count, type, *dtype, platform::is_device_pointer(buf)};
-    return std::make_unique<p2p::RecvOp>(channel_of(s, held.comm), b, std::move(held.message));
+  if (auto r = count >= 0 ? route_of(s, buf, count, type, held.comm) : std::nullopt) {
+    int post_error = MPI_SUCCESS;
+    auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {
+      return std::make_unique<p2p::RecvOp>(channel_of(s, held.comm), b, std::move(held.message));
+    }, &post_error);
+    if (op != nullptr) return op;
+    platform::OpStatus failed;
+    failed.error = post_error;
+    return std::make_unique<DoneOp>(failed);
   }
   platform::OpStatus st;
   uint64_t delivered = 0;
@@ -394,6 +488,7 @@ std::unique_ptr<platform::Operation> receive_held(HeldMessage& held, void* buf, 
   st.source = held.message->source;
   st.tag = held.message->tag;
   st.bytes = delivered;
+  st.message_bytes = held.message->bytes.size();
   return std::make_unique<DoneOp>(st);
 }
 
@@ -430,7 +525,7 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
          MPI_Status* status) {
   Small small;
   if (small_message(buf, count, type, source, comm, false, &small)) {
-    const p2p::UserBuffer b{buf, count, type, small.dtype, false};
+    const p2p::UserBuffer b{buf, small.bytes / format::elem_bytes(small.dtype), small.dtype, false};
     return recv_blocking(small.state, b, source, tag, comm, status);
   }
   auto r = route(buf, count, type, source, comm);
@@ -450,13 +545,16 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
     }
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
   }
-  if (may_block_in_mpi() && r->state->probed.empty()) {
+  if (!r->packed && may_block_in_mpi() && r->state->probed.empty()) {
     return recv_blocking(r->state, r->buffer, source, tag, comm, status);
   }
-  p2p::RecvOp op(r->channel(), r->buffer, source, tag);
-  count_received(op, *r);
-  drive(op);
-  return raise(comm, fill_status(op.status(), status));
+  int rc = MPI_SUCCESS;
+  auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {
+    return std::make_unique<p2p::RecvOp>(r->channel(), b, source, tag);
+  }, &rc);
+  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  drive(*op);
+  return raise(comm, fill_status(op->status(), status));
 }
 
 int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -475,9 +573,11 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
     }
     return PMPI_Irecv(buf, count, type, source, tag, comm, request);
   }
-  auto op = std::make_unique<p2p::RecvOp>(r->channel(), r->buffer, source, tag);
-  if (op->post_error() != MPI_SUCCESS) return raise(comm, op->post_error());
-  count_received(*op, *r);
+  int rc = MPI_SUCCESS;
+  auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {
+    return std::make_unique<p2p::RecvOp>(r->channel(), b, source, tag);
+  }, &rc);
+  if (rc != MPI_SUCCESS) return raise(comm, rc);
   return request_start(std::move(op), comm, request);
 }
 
@@ -522,20 +622,14 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
   std::vector<uint8_t> copy(static_cast<size_t>(packed_size));
   MPI_Request sreq;
   if (r) {
-    uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(r->buffer.dtype);
-    copy.resize(bytes);
-    if (r->buffer.device) {
-      if (platform::copy_to_host(copy.data(), buf, bytes) != Status::kOk) {
-        return raise(comm, MPI_ERR_OTHER);
-      }
-    } else if (bytes > 0) {
-      std::memcpy(copy.data(), buf, bytes);
-    }
-    r->buffer.ptr = copy.data();
-    r->buffer.device = false;
+    // The elements, packed into a copy that the send owns.
+    Route sent = *r;
+    sent.packed = true;
+    sent.layout = p2p::Layout{buf, count, type, comm, r->buffer.device,
+                              r->buffer.count / std::max(1, count),
+                              format::elem_bytes(r->buffer.dtype)};
     std::unique_ptr<platform::Operation> op;
-    rc = p2p::start_send(r->channel(), r->buffer, dest, sendtag, p2p::SendMode::kStandard, &op,
-                         sent_counter(*r));
+    rc = start_routed_send(sent, dest, sendtag, p2p::SendMode::kStandard, &op);
     if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, &sreq);
   } else {
     int position = 0;
@@ -573,13 +667,33 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
         },
         comm, request));
   }
-  if (!r) return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+  if (!r && protocol_comm(comm) == nullptr) {
+    return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+  }
+  if (!r) {
+    // Each start looks at the probed queue first, as a non-persistent receive does.
+    return raise(comm, request_persistent(
+        [buf, count, type, source, tag, comm](std::unique_ptr<platform::Operation>* op) {
+          platform::OpStatus st;
+          if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm,
+                                     &st)) {
+            *op = std::make_unique<DoneOp>(st);
+            return MPI_SUCCESS;
+          }
+          auto plain = std::make_unique<PlainRecvOp>();
+          int rc = plain->post(buf, count, type, source, tag, comm);
+          if (rc == MPI_SUCCESS) *op = std::move(plain);
+          return rc;
+        },
+        comm, request));
+  }
   Route route_copy = *r;
   return raise(comm, request_persistent(
       [route_copy, source, tag](std::unique_ptr<platform::Operation>* op) {
-        auto recv_op = std::make_unique<p2p::RecvOp>(route_copy.channel(), route_copy.buffer, source, tag);
-        count_received(*recv_op, route_copy);
-        int rc = recv_op->post_error();
+        int rc = MPI_SUCCESS;
+        auto recv_op = routed_recv(route_copy, [&](const p2p::UserBuffer& b) {
+          return std::make_unique<p2p::RecvOp>(route_copy.channel(), b, source, tag);
+        }, &rc);
         if (rc == MPI_SUCCESS) *op = std::move(recv_op);
         return rc;
       },

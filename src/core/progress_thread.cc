@@ -87,7 +87,12 @@ void progress_thread_stop() {
 
 
 void progress_thread_notify() {
-  if (g_progress_thread_running.load(std::memory_order_relaxed)) g_cv.notify_one();
+  if (!g_progress_thread_running.load(std::memory_order_relaxed)) return;
+  // The thread's predicate (request_count()) changed before this call, outside g_mutex. Passing
+  // through the mutex orders that change with the thread's check: either the thread has not yet
+  // checked (and will see it), or it is already waiting (and gets the notification).
+  { std::lock_guard<std::mutex> lock(g_mutex); }
+  g_cv.notify_one();
 }
 
 }  // namespace mpizip::core

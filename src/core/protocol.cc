@@ -12,6 +12,7 @@
 #include "src/core/progress_thread.h"
 #include "src/core/requests.h"
 #include "src/core/settings.h"
+#include "src/core/type_signature.h"
 #include "src/platform/device.h"
 #include "src/platform/log.h"
 
@@ -46,6 +47,7 @@ int protocol_create_handles() {
   if (rc == MPI_SUCCESS) rc = make_type(MPI_UINT16_T, "MPIZIP_FP16", &MPIZip_fp16);
   if (rc == MPI_SUCCESS) rc = make_type(MPI_UINT8_T, "MPIZIP_FP8_E4M3", &MPIZip_fp8_e4m3);
   if (rc == MPI_SUCCESS) rc = make_type(MPI_UINT8_T, "MPIZIP_FP8_E5M2", &MPIZip_fp8_e5m2);
+  if (rc == MPI_SUCCESS) rc = type_signature_setup();
   if (rc == MPI_SUCCESS) {
     rc = PMPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN,
                                  &MPIZip_uint16_element_keyval, nullptr);
@@ -86,7 +88,33 @@ std::optional<format::DType> declared(MPI_Comm comm, int keyval, bool sixteen) {
 
 }  // namespace
 
+namespace {
+
+// What the MPI library's status of a truncated receive counts: the whole message (Open MPI) or the
+// bytes delivered. Found with a 2-element message to this rank received into 1 element.
+void find_truncation_count() {
+  MPI_Comm self = MPI_COMM_NULL;
+  if (PMPI_Comm_dup(MPI_COMM_SELF, &self) != MPI_SUCCESS) return;
+  PMPI_Comm_set_errhandler(self, MPI_ERRORS_RETURN);
+  int out[2] = {1, 2}, in[2] = {0, 0};
+  MPI_Request req;
+  MPI_Status st;
+  if (PMPI_Isend(out, 2, MPI_INT, 0, 0, self, &req) == MPI_SUCCESS) {
+    const int rc = PMPI_Recv(in, 1, MPI_INT, 0, 0, self, &st);
+    PMPI_Wait(&req, MPI_STATUS_IGNORE);
+    int n = 0;
+    PMPI_Get_count(&st, MPI_INT, &n);
+    int error_class = MPI_SUCCESS;
+    PMPI_Error_class(rc, &error_class);
+    if (error_class == MPI_ERR_TRUNCATE) status_truncation_reports_message(n == 2);
+  }
+  PMPI_Comm_free(&self);
+}
+
+}  // namespace
+
 int protocol_setup_job() {
+  find_truncation_count();
   const Settings& s = settings();
   std::string why;
   int64_t facts[5] = {
@@ -176,17 +204,34 @@ void protocol_detach(MPI_Comm comm) {
   });
 }
 
-std::optional<format::DType> protocol_dtype(CommState* s, MPI_Comm comm, MPI_Datatype type) {
+std::optional<ProtocolType> protocol_type(CommState* s, MPI_Comm comm, MPI_Datatype type) {
   if (s == nullptr || !s->protocol.load(std::memory_order_acquire)) return std::nullopt;
-  if (type == MPI_FLOAT) return format::DType::kFp32;
-  if (type == MPI_DOUBLE) return format::DType::kFp64;
-  if (type == MPIZip_bf16) return format::DType::kBf16;
-  if (type == MPIZip_fp16) return format::DType::kFp16;
-  if (type == MPIZip_fp8_e4m3) return format::DType::kE4m3;
-  if (type == MPIZip_fp8_e5m2) return format::DType::kE5m2;
-  if (type == MPI_UINT16_T) return declared(comm, MPIZip_uint16_element_keyval, true);
-  if (type == MPI_UINT8_T) return declared(comm, MPIZip_uint8_element_keyval, false);
-  return std::nullopt;
+  const TypeSignature sig = type_signature(type);
+  switch (sig.basic) {
+    case Basic::kFloat: return ProtocolType{format::DType::kFp32, sig.elems, sig.contiguous, true};
+    case Basic::kDouble: return ProtocolType{format::DType::kFp64, sig.elems, sig.contiguous, true};
+    case Basic::kU16:
+    case Basic::kU8: {
+      const bool sixteen = sig.basic == Basic::kU16;
+      std::optional<format::DType> d;
+      if (sig.element != 0) {
+        d = static_cast<format::DType>(sig.element);
+      } else {
+        d = declared(comm, sixteen ? MPIZip_uint16_element_keyval : MPIZip_uint8_element_keyval,
+                     sixteen);
+      }
+      const format::DType raw = sixteen ? format::DType::kBf16 : format::DType::kE4m3;
+      return ProtocolType{d.value_or(raw), sig.elems, sig.contiguous, d.has_value()};
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<format::DType> protocol_dtype(CommState* s, MPI_Comm comm, MPI_Datatype type) {
+  auto t = protocol_type(s, comm, type);
+  if (!t || t->elems != 1 || !t->contiguous || !t->compressible) return std::nullopt;
+  return t->dtype;
 }
 
 p2p::SendPolicy g_policy;

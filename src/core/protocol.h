@@ -39,9 +39,24 @@ transport::Options transport_options();
 // Frees the shadow communicator of `comm`, before the application's MPI_Comm_free.
 void protocol_detach(MPI_Comm comm);
 
-// The protocol element type of `type` on `comm`: the float types, MPIZip's datatypes, and
-// MPI_UINT16_T / MPI_UINT8_T where the communicator's attribute declares them. Empty for every
-// other datatype and when the communicator does not use the protocol.
+// How a message of `type` travels on `comm`: its signature's element type when that is a protocol
+// element type (MPI_FLOAT, MPI_DOUBLE, MPI_UINT16_T and MPI_UINT8_T, the signatures of MPIZip's
+// bf16, fp16 and fp8 datatypes), with the elements one item of `type` holds and whether they lie
+// back to back (src/core/type_signature.h). Decided from the type signature, which MPI requires
+// the two sides of a message to share, never from the handle. What 16- and 8-bit elements hold
+// (MPIZip's datatype, or the communicator's MPIZIP_UINT16_ELEMENT / MPIZIP_UINT8_ELEMENT
+// attribute) only decides whether the sender compresses. Empty for every other signature and when
+// the communicator does not use the protocol.
+struct ProtocolType {
+  format::DType dtype;  // for 16- and 8-bit signatures whose element type is unknown: bf16 / e4m3
+  uint64_t elems;       // elements per item of the datatype
+  bool contiguous;      // elements back to back from the buffer's address, in signature order
+  bool compressible;    // the element type is known (a sender may compress)
+};
+std::optional<ProtocolType> protocol_type(CommState* s, MPI_Comm comm, MPI_Datatype type);
+
+// The element type of `type` when it is one protocol element: protocol_type() with one element,
+// back to back (the collectives' datatypes).
 std::optional<format::DType> protocol_dtype(CommState* s, MPI_Comm comm, MPI_Datatype type);
 
 // What the p2p layer needs to run the protocol on `s`.

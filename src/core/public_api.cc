@@ -14,3 +14,22 @@ extern "C" int MPIZip_Comm_protocol(MPI_Comm comm) {
   mpizip::core::CommState* s = mpizip::core::comm_state_find(comm);
   return s != nullptr && s->protocol.load() ? 1 : 0;
 }
+
+extern "C" int MPIZip_Comm_traffic(MPI_Comm comm, MPIZip_Traffic* out) {
+  if (out == nullptr) return MPI_ERR_ARG;
+  *out = MPIZip_Traffic{};
+  if (!mpizip::core::active()) return MPI_ERR_COMM;
+  mpizip::core::CommState* s = mpizip::core::comm_state_find(comm);
+  if (s == nullptr) return MPI_ERR_COMM;
+  for (const auto& c : s->sent) {
+    out->sent_messages += c.messages.load(std::memory_order_relaxed);
+    out->sent_compressed += c.compressed.load(std::memory_order_relaxed);
+    out->sent_app_bytes += c.app_bytes.load(std::memory_order_relaxed);
+    out->sent_wire_bytes += c.wire_bytes.load(std::memory_order_relaxed);
+  }
+  for (const auto& c : s->received) {
+    out->received_messages += c.messages.load(std::memory_order_relaxed);
+    out->received_compressed += c.compressed.load(std::memory_order_relaxed);
+  }
+  return MPI_SUCCESS;
+}

@@ -19,7 +19,7 @@ struct Entry {
   MPI_Request handle = MPI_REQUEST_NULL;  // what the application holds
   std::unique_ptr<platform::Operation> op;
   platform::OpStatus final;   // the operation's status once done
-  bool done = false;          // the operation finished (final is valid)
+  std::atomic<bool> done{false};  // the operation finished (final is valid: written before)
   bool detached = false;      // the application freed the request before completion
   bool persistent = false;
   bool active = false;        // persistent: started and not yet completed by a wait or test
@@ -28,14 +28,25 @@ struct Entry {
 };
 
 // What a wait or test must report for one of MPIZip's generalized requests that MPI completes
-// in the call: MPI asks query_cb, which reports success (so that MPI raises nothing on the wrong
-// communicator), and the handler puts the operation's error into the status and raises it on the
-// operation's communicator.
-struct Snapshot {
-  bool ours = false;
+// in the call. MPI asks query_cb, inside that very call and on the calling thread, which reports
+// success to MPI (so that MPI raises nothing on the wrong communicator) and records the
+// operation's outcome here; the handler then reports the error and raises it on the operation's
+// communicator. Recorded at completion, not looked up before the call, so that an operation the
+// progress thread completes meanwhile keeps its error.
+struct Completed {
+  MPI_Request handle = MPI_REQUEST_NULL;
   platform::OpStatus final;
   MPI_Comm comm = MPI_COMM_NULL;
 };
+thread_local std::vector<Completed> t_completed;
+
+// The record of `handle` if MPI completed it in the current call.
+const Completed* completed(MPI_Request handle) {
+  for (const Completed& c : t_completed) {
+    if (c.handle == handle) return &c;
+  }
+  return nullptr;
+}
 
 std::recursive_mutex g_mutex;
 std::unordered_map<MPI_Request, Entry*> g_entries;
@@ -112,9 +123,10 @@ void remove(Entry* e) {
 }
 
 int query_cb(void* extra_state, MPI_Status* status) {
-  platform::OpStatus s = static_cast<Entry*>(extra_state)->final;
-  s.error = MPI_SUCCESS;  // reported by the wait or test handler: see Snapshot
-  fill_status(s, status);
+  const Entry* e = static_cast<Entry*>(extra_state);
+  t_completed.push_back(Completed{e->handle, e->final, e->comm});
+  fill_status(e->final, status);
+  status->MPI_ERROR = MPI_SUCCESS;  // reported by the wait or test handler: see Completed
   return MPI_SUCCESS;
 }
 
@@ -128,8 +140,8 @@ int cancel_cb(void*, int) { return MPI_SUCCESS; }  // MPIZip's cancel() handles 
 // Called with g_mutex held once e's operation is done, or detachable (it then goes on in the
 // background).
 void on_done(Entry* e) {
-  e->done = true;
   e->final = e->op->status();
+  e->done.store(true, std::memory_order_release);
   if (e->op->detachable()) {
     adopt(std::move(e->op));
   } else {
@@ -148,56 +160,26 @@ void on_done(Entry* e) {
   if (e->detached) PMPI_Request_free(&h);  // calls free_cb
 }
 
-bool pending(const Entry* e) { return e->op != nullptr && !e->done; }
-
-// A started persistent request whose operation is still running.
-bool pending_carrier(MPI_Request r) {
-  Entry* e = find(r);
-  return e != nullptr && e->persistent && e->active && !e->done;
-}
+bool pending(const Entry* e) { return e->op != nullptr && !e->done.load(std::memory_order_acquire); }
 
 // Completes a done persistent operation as seen by a wait or test: deactivates the carrier and
 // reports the operation's status.
 int consume_carrier(Entry* e, MPI_Status* status) {
   PMPI_Wait(&e->handle, MPI_STATUS_IGNORE);
   e->active = false;
-  e->done = false;
+  e->done.store(false, std::memory_order_relaxed);
   return fill_status(e->final, status);
-}
-
-MPI_Comm carrier_comm(MPI_Request r) {
-  Entry* e = find(r);
-  return e != nullptr ? e->comm : MPI_COMM_NULL;
 }
 
 MPI_Status* at(MPI_Status statuses[], int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-// Records, before MPI is asked to complete `r`, what to report if MPI completes it.
-Snapshot snapshot(MPI_Request r) {
-  Snapshot snap;
-  Entry* e = find(r);
-  if (e != nullptr && !e->persistent && e->done) {
-    snap.ours = true;
-    snap.final = e->final;
-    snap.comm = e->comm;
-  }
-  return snap;
-}
-
-std::vector<Snapshot> snapshot_all(int count, const MPI_Request requests[]) {
-  std::vector<Snapshot> snaps(static_cast<size_t>(count));
-  if (g_count.load(std::memory_order_acquire) == 0) return snaps;
-  for (int i = 0; i < count; ++i) snaps[static_cast<size_t>(i)] = snapshot(requests[i]);
-  return snaps;
-}
-
-// Puts a completed operation's error into its status; returns the error (MPI_SUCCESS if none).
-int report(const Snapshot& snap, MPI_Status* status) {
-  if (!snap.ours) return status == MPI_STATUS_IGNORE ? MPI_SUCCESS : status->MPI_ERROR;
-  if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = snap.final.error;
-  return snap.final.error;
+// Sets MPI_ERROR of statuses[0, n) to errors[0, n), as a multiple-completion call does when it
+// returns MPI_ERR_IN_STATUS.
+void set_errors(MPI_Status statuses[], const std::vector<int>& errors, int n) {
+  if (statuses == MPI_STATUSES_IGNORE) return;
+  for (int i = 0; i < n; ++i) statuses[i].MPI_ERROR = errors[static_cast<size_t>(i)];
 }
 
 // Raises `rc` on the communicator of the operation that caused it (single-request calls).
@@ -208,12 +190,24 @@ int raise_on(MPI_Comm comm, int rc) {
 
 }  // namespace
 
+namespace {
+bool g_truncation_reports_message = true;
+}
+
+void status_truncation_reports_message(bool whole) { g_truncation_reports_message = whole; }
+
+uint64_t reported_bytes(const platform::OpStatus& s) {
+  if (s.error == MPI_ERR_TRUNCATE && g_truncation_reports_message && s.message_bytes > s.bytes) {
+    return s.message_bytes;
+  }
+  return s.bytes;
+}
+
 int fill_status(const platform::OpStatus& s, MPI_Status* status) {
   if (status != MPI_STATUS_IGNORE) {
     status->MPI_SOURCE = s.source;
     status->MPI_TAG = s.tag;
-    status->MPI_ERROR = s.error;
-    status_set_bytes(status, s.bytes, s.cancelled);
+    status_set_bytes(status, reported_bytes(s), s.cancelled);
   }
   return s.error;
 }
@@ -319,7 +313,7 @@ int start(MPI_Request* request) {
   rc = PMPI_Start(&e->handle);
   if (rc != MPI_SUCCESS) return rc;
   e->op = std::move(op);
-  e->done = false;
+  e->done.store(false, std::memory_order_relaxed);
   e->active = true;
   progress();
   progress_thread_notify();
@@ -338,13 +332,16 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
   progress();
   Entry* e = find(*request);
   if (e == nullptr || !e->persistent || !e->active) {
-    Snapshot snap = snapshot(*request);
+    const MPI_Request handle = *request;
+    t_completed.clear();
     int rc = PMPI_Test(request, flag, status);
-    if (rc != MPI_SUCCESS || !*flag || !snap.ours) return rc;
-    return raise_on(snap.comm, report(snap, status));
+    if (rc != MPI_SUCCESS || !*flag) return rc;
+    const Completed* c = completed(handle);
+    return c != nullptr ? raise_on(c->comm, c->final.error) : rc;
   }
-  *flag = e->done ? 1 : 0;
-  return e->done ? raise_on(e->comm, consume_carrier(e, status)) : MPI_SUCCESS;
+  const bool done = e->done.load(std::memory_order_acquire);
+  *flag = done ? 1 : 0;
+  return done ? raise_on(e->comm, consume_carrier(e, status)) : MPI_SUCCESS;
 }
 
 int wait(MPI_Request* request, MPI_Status* status) {
@@ -361,33 +358,42 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
   for (int i = 0; i < count; ++i) {
     Entry* e = find(requests[i]);
     if (e != nullptr && e->persistent && e->active) {
-      if (!e->done) {
+      if (!e->done.load(std::memory_order_acquire)) {
         *flag = 0;
         return MPI_SUCCESS;
       }
       carriers[i] = e;
     }
   }
-  std::vector<Snapshot> snaps = snapshot_all(count, requests);
+  std::vector<MPI_Request> handles(requests, requests + count);
+  t_completed.clear();
   int rc = PMPI_Testall(count, requests, flag, statuses);
   if (!*flag) return rc;
-  bool error = rc == MPI_ERR_IN_STATUS;
+  bool error = false;
   MPI_Comm error_comm = MPI_COMM_NULL;
+  std::vector<int> errors(static_cast<size_t>(count), MPI_SUCCESS);
   for (int i = 0; i < count; ++i) {
-    int err = MPI_SUCCESS;
+    int err = rc == MPI_ERR_IN_STATUS && statuses != MPI_STATUSES_IGNORE ? statuses[i].MPI_ERROR
+                                                                         : MPI_SUCCESS;
+    MPI_Comm comm = MPI_COMM_NULL;
     if (carriers[i] != nullptr) {
       carriers[i]->active = false;
-      carriers[i]->done = false;
+      carriers[i]->done.store(false, std::memory_order_relaxed);
       err = fill_status(carriers[i]->final, at(statuses, i));
-      if (err != MPI_SUCCESS && error_comm == MPI_COMM_NULL) error_comm = carriers[i]->comm;
-    } else if (snaps[i].ours) {
-      err = report(snaps[i], at(statuses, i));
-      if (err != MPI_SUCCESS && error_comm == MPI_COMM_NULL) error_comm = snaps[i].comm;
+      comm = carriers[i]->comm;
+    } else if (const Completed* c = completed(handles[static_cast<size_t>(i)])) {
+      err = c->final.error;
+      comm = c->comm;
     }
-    if (err != MPI_SUCCESS) error = true;
+    errors[static_cast<size_t>(i)] = err;
+    if (err != MPI_SUCCESS) {
+      error = true;
+      if (error_comm == MPI_COMM_NULL) error_comm = comm;
+    }
   }
-  if (error && error_comm != MPI_COMM_NULL) return raise_on(error_comm, MPI_ERR_IN_STATUS);
-  return error ? MPI_ERR_IN_STATUS : rc;
+  if (!error) return rc;
+  set_errors(statuses, errors, count);
+  return error_comm != MPI_COMM_NULL ? raise_on(error_comm, MPI_ERR_IN_STATUS) : MPI_ERR_IN_STATUS;
 }
 
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -405,7 +411,7 @@ int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status
   for (int i = 0; i < count; ++i) {
     Entry* e = find(requests[i]);
     if (e == nullptr || !e->persistent || !e->active) continue;
-    if (e->done) {
+    if (e->done.load(std::memory_order_acquire)) {
       *index = i;
       *flag = 1;
       return raise_on(e->comm, consume_carrier(e, status));
@@ -413,12 +419,14 @@ int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status
     carriers_pending = true;
     copy[i] = MPI_REQUEST_NULL;  // MPI must not complete it: its operation is still running
   }
-  std::vector<Snapshot> snaps = snapshot_all(count, copy.data());
+  t_completed.clear();
   int rc = PMPI_Testany(count, copy.data(), index, flag, status);
   if (*flag && *index != MPI_UNDEFINED) {
+    const MPI_Request handle = requests[*index];
     requests[*index] = copy[*index];
-    const Snapshot& snap = snaps[static_cast<size_t>(*index)];
-    if (rc == MPI_SUCCESS && snap.ours) return raise_on(snap.comm, report(snap, status));
+    if (const Completed* c = completed(handle)) {
+      if (rc == MPI_SUCCESS) rc = raise_on(c->comm, c->final.error);
+    }
   } else if (*flag && carriers_pending) {
     *flag = 0;
   }
@@ -439,47 +447,58 @@ int testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
              MPI_Status statuses[]) {
   progress();
   bool carriers_pending = false, error = false;
+  MPI_Comm error_comm = MPI_COMM_NULL;
   int n = 0;
+  std::vector<int> errors(static_cast<size_t>(incount), MPI_SUCCESS);
   std::vector<MPI_Request> copy(requests, requests + incount);
   for (int i = 0; i < incount; ++i) {
     Entry* e = find(requests[i]);
     if (e == nullptr || !e->persistent || !e->active) continue;
     copy[i] = MPI_REQUEST_NULL;
-    if (!e->done) {
+    if (!e->done.load(std::memory_order_acquire)) {
       carriers_pending = true;
       continue;
     }
-    if (consume_carrier(e, at(statuses, n)) != MPI_SUCCESS) error = true;
+    const int err = consume_carrier(e, at(statuses, n));
+    if (err != MPI_SUCCESS) {
+      error = true;
+      if (error_comm == MPI_COMM_NULL) error_comm = e->comm;
+    }
+    errors[static_cast<size_t>(n)] = err;
     indices[n++] = i;
   }
-  MPI_Comm error_comm = MPI_COMM_NULL;
-  if (error) {
-    for (int k = 0; k < n && error_comm == MPI_COMM_NULL; ++k) error_comm = carrier_comm(requests[indices[k]]);
-  }
-  std::vector<Snapshot> snaps = snapshot_all(incount, copy.data());
   int more = 0;
   std::vector<int> more_indices(incount);
   std::vector<MPI_Status> more_statuses(statuses == MPI_STATUSES_IGNORE ? 0 : incount);
+  t_completed.clear();
   int rc = PMPI_Testsome(incount, copy.data(), &more, more_indices.data(),
                          statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE
                                                          : more_statuses.data());
   if (rc == MPI_ERR_IN_STATUS) error = true;
   if (more != MPI_UNDEFINED) {
     for (int k = 0; k < more; ++k) {
-      int i = more_indices[k];
+      const int i = more_indices[k];
+      const MPI_Request handle = requests[i];
       requests[i] = copy[i];
       if (statuses != MPI_STATUSES_IGNORE) statuses[n] = more_statuses[k];
-      if (snaps[static_cast<size_t>(i)].ours &&
-          report(snaps[static_cast<size_t>(i)], at(statuses, n)) != MPI_SUCCESS) {
-        error = true;
-        if (error_comm == MPI_COMM_NULL) error_comm = snaps[static_cast<size_t>(i)].comm;
+      int err = rc == MPI_ERR_IN_STATUS && statuses != MPI_STATUSES_IGNORE
+                    ? more_statuses[k].MPI_ERROR
+                    : MPI_SUCCESS;
+      if (const Completed* c = completed(handle)) {
+        err = c->final.error;
+        if (err != MPI_SUCCESS) {
+          error = true;
+          if (error_comm == MPI_COMM_NULL) error_comm = c->comm;
+        }
       }
+      errors[static_cast<size_t>(n)] = err;
       indices[n++] = i;
     }
   }
   *outcount = (n == 0 && more == MPI_UNDEFINED && !carriers_pending) ? MPI_UNDEFINED : n;
-  if (error) return raise_on(error_comm, MPI_ERR_IN_STATUS);
-  return rc;
+  if (!error) return rc;
+  set_errors(statuses, errors, n);
+  return error_comm != MPI_COMM_NULL ? raise_on(error_comm, MPI_ERR_IN_STATUS) : MPI_ERR_IN_STATUS;
 }
 
 int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
@@ -527,13 +546,12 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   progress();
   Entry* e = find(request);
   if (e == nullptr || !e->persistent || !e->active) {
-    Snapshot snap = snapshot(request);
-    int rc = PMPI_Request_get_status(request, flag, status);
-    if (rc == MPI_SUCCESS && *flag && snap.ours) report(snap, status);
-    return rc;
+    // The operation's error is reported by the wait or test that completes the request.
+    return PMPI_Request_get_status(request, flag, status);
   }
-  *flag = e->done ? 1 : 0;
-  if (e->done) fill_status(e->final, status);
+  const bool done = e->done.load(std::memory_order_acquire);
+  *flag = done ? 1 : 0;
+  if (done) fill_status(e->final, status);
   return MPI_SUCCESS;
 }
 

@@ -52,8 +52,16 @@ bool background_uses(const void* resource);
 // operation uses `resource` any more, then calls it.
 void background_retire(const void* resource, std::function<void()> release);
 
-// Fills an MPI_Status from an operation's status. Returns the operation's error code.
+// Fills an MPI_Status from an operation's status as MPI's single-completion calls do: source, tag,
+// count and the cancelled flag; MPI_ERROR is left alone (MPI sets it only in the multiple-completion
+// calls that return MPI_ERR_IN_STATUS). Returns the operation's error code.
 int fill_status(const platform::OpStatus& s, MPI_Status* status);
+
+// The byte count a status reports: on truncation, the whole message's or the part delivered,
+// whichever the MPI library beneath reports (status_truncation_reports_message(), found at
+// MPI_Init by protocol_setup_job); otherwise the bytes delivered.
+uint64_t reported_bytes(const platform::OpStatus& s);
+void status_truncation_reports_message(bool whole);
 
 // Handlers of the interposed completion calls; same contracts as the MPI functions.
 int wait(MPI_Request* request, MPI_Status* status);

@@ -13,6 +13,8 @@ struct OpStatus {
   int tag = -1;            // the application's tag (receives)
   int error = 0;           // MPI error code, MPI_SUCCESS (0) when fine
   uint64_t bytes = 0;      // bytes delivered to (receive) or taken from (send) the application
+  uint64_t message_bytes = 0;  // receives: the whole message's bytes (more than `bytes` when it
+                               // was truncated)
   bool cancelled = false;
 };
 

@@ -1,0 +1,173 @@
+#include "p2p/layout.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "p2p/staged.h"
+#include "src/platform/log.h"
+
+namespace mpizip::p2p {
+namespace {
+
+// MPI_Pack and MPI_Unpack take int sizes: large buffers go in runs of whole items.
+constexpr uint64_t kRunBytes = uint64_t{1} << 30;
+
+MPI_Aint extent_of(MPI_Datatype t) {
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(t, &lb, &extent);
+  return extent;
+}
+
+uint64_t items_per_run(const Layout& l) {
+  const uint64_t item = l.elems * l.elem_bytes;
+  return std::max<uint64_t>(1, std::min<uint64_t>(kRunBytes / item, INT_MAX));
+}
+
+// Runs `fn(host_base)` on the host form of l's buffer: the buffer itself, or a host copy of a
+// device buffer's span (loaded first; stored back after when `store`).
+template <typename Fn>
+int on_host(const Layout& l, bool store, Fn fn) {
+  if (!l.device) return fn(static_cast<uint8_t*>(l.buf));
+  HostCopy copy;
+  int rc = copy.prepare(l.buf, l.count, l.type);
+  if (rc != MPI_SUCCESS) return rc;
+  if (copy.load() != Status::kOk) return MPI_ERR_OTHER;
+  rc = fn(static_cast<uint8_t*>(copy.base()));
+  if (rc == MPI_SUCCESS && store && copy.store() != Status::kOk) rc = MPI_ERR_OTHER;
+  return rc;
+}
+
+int pack_items(const Layout& l, const uint8_t* base, uint64_t first, uint64_t n, uint8_t* out) {
+  const uint64_t item = l.elems * l.elem_bytes;
+  const MPI_Aint extent = extent_of(l.type);
+  const uint64_t run = items_per_run(l);
+  for (uint64_t i = first; i < first + n; i += run) {
+    const uint64_t k = std::min(run, first + n - i);
+    int position = 0;
+    int rc = PMPI_Pack(base + static_cast<MPI_Aint>(i) * extent, static_cast<int>(k), l.type,
+                       out + (i - first) * item, static_cast<int>(k * item), &position, l.comm);
+    if (rc != MPI_SUCCESS) return rc;
+    if (static_cast<uint64_t>(position) != k * item) {
+      MPIZIP_ERROR("MPI_Pack of %llu items wrote %d bytes, not %llu: not a homogeneous system",
+                   static_cast<unsigned long long>(k), position,
+                   static_cast<unsigned long long>(k * item));
+      return MPI_ERR_INTERN;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int unpack_items(const Layout& l, const uint8_t* in, uint64_t first, uint64_t n, uint8_t* base) {
+  const uint64_t item = l.elems * l.elem_bytes;
+  const MPI_Aint extent = extent_of(l.type);
+  const uint64_t run = items_per_run(l);
+  for (uint64_t i = first; i < first + n; i += run) {
+    const uint64_t k = std::min(run, first + n - i);
+    int position = 0;
+    int rc = PMPI_Unpack(in + (i - first) * item, static_cast<int>(k * item), &position,
+                         base + static_cast<MPI_Aint>(i) * extent, static_cast<int>(k), l.type,
+                         l.comm);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+class KeepPacked : public platform::Operation {
+ public:
+  KeepPacked(std::unique_ptr<platform::Operation> inner, platform::HostBuffer packed)
+      : inner_(std::move(inner)), packed_(std::move(packed)) {}
+  bool progress() override {
+    const bool done = inner_->progress();
+    status_ = inner_->status();
+    return done;
+  }
+  bool cancel() override {
+    const bool cancelled = inner_->cancel();
+    status_ = inner_->status();
+    return cancelled;
+  }
+  bool detachable() const override { return inner_->detachable(); }
+  const void* resource() const override { return inner_->resource(); }
+
+ private:
+  std::unique_ptr<platform::Operation> inner_;
+  platform::HostBuffer packed_;
+};
+
+class UnpackAfter : public platform::Operation {
+ public:
+  UnpackAfter(std::unique_ptr<platform::Operation> inner, platform::HostBuffer scratch,
+              const Layout& l)
+      : inner_(std::move(inner)), scratch_(std::move(scratch)), layout_(l) {}
+  bool progress() override {
+    if (done_) return true;
+    if (!inner_->progress()) return false;
+    finish();
+    return true;
+  }
+  bool cancel() override {
+    if (done_) return false;
+    const bool cancelled = inner_->cancel();
+    if (inner_->progress()) finish();
+    return cancelled;
+  }
+
+ private:
+  void finish() {
+    status_ = inner_->status();
+    done_ = true;
+    if (!status_.cancelled && status_.bytes > 0 &&
+        (status_.error == MPI_SUCCESS || status_.error == MPI_ERR_TRUNCATE)) {
+      const int rc = unpack(layout_, scratch_.data(), status_.bytes);
+      if (rc != MPI_SUCCESS) status_.error = rc;
+    }
+    scratch_.clear();
+  }
+  std::unique_ptr<platform::Operation> inner_;
+  platform::HostBuffer scratch_;
+  Layout layout_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+int pack(const Layout& l, platform::HostBuffer* out) {
+  const uint64_t bytes = l.total_elems() * l.elem_bytes;
+  if (out->resize(bytes) != Status::kOk) return MPI_ERR_NO_MEM;
+  if (bytes == 0) return MPI_SUCCESS;
+  return on_host(l, false, [&](uint8_t* base) {
+    return pack_items(l, base, 0, static_cast<uint64_t>(l.count), out->data());
+  });
+}
+
+int unpack(const Layout& l, const uint8_t* packed, uint64_t bytes) {
+  const uint64_t item = l.elems * l.elem_bytes;
+  if (item == 0 || bytes == 0) return MPI_SUCCESS;
+  const uint64_t whole = std::min<uint64_t>(bytes / item, static_cast<uint64_t>(l.count));
+  const uint64_t rest = bytes / l.elem_bytes * l.elem_bytes - whole * item;
+  return on_host(l, true, [&](uint8_t* base) {
+    int rc = unpack_items(l, packed, 0, whole, base);
+    if (rc != MPI_SUCCESS || rest == 0 || whole >= static_cast<uint64_t>(l.count)) return rc;
+    // A partly filled last item: its current elements, packed, with the received ones laid over
+    // the first of them, unpacked again, so that its other elements keep their bytes.
+    platform::HostBuffer last;
+    if (last.resize(item) != Status::kOk) return MPI_ERR_NO_MEM;
+    rc = pack_items(l, base, whole, 1, last.data());
+    if (rc != MPI_SUCCESS) return rc;
+    std::memcpy(last.data(), packed + whole * item, rest);
+    return unpack_items(l, last.data(), whole, 1, base);
+  });
+}
+
+std::unique_ptr<platform::Operation> keep_packed(std::unique_ptr<platform::Operation> inner,
+                                                 platform::HostBuffer packed) {
+  return std::make_unique<KeepPacked>(std::move(inner), std::move(packed));
+}
+
+std::unique_ptr<platform::Operation> unpack_after(std::unique_ptr<platform::Operation> inner,
+                                                  platform::HostBuffer scratch, const Layout& l) {
+  return std::make_unique<UnpackAfter>(std::move(inner), std::move(scratch), l);
+}
+
+}  // namespace mpizip::p2p
