@@ -1,6 +1,6 @@
 #include "p2p/probe.h"
 
-#include "p2p/staged.h"
+#include "p2p/layout.h"
 #include "src/platform/device.h"
 
 #include "src/platform/log.h"
@@ -67,23 +67,13 @@ int receive_plain(const ProbedMessage& m, void* buf, int count, MPI_Datatype typ
   uint64_t capacity = static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size);
   uint64_t n = m.bytes.size() < capacity ? m.bytes.size() : capacity;
   if (n > 0 && type_size > 0) {
-    // A device buffer is laid out in a host copy of its span (loaded first, so that the gaps of a
-    // non-contiguous datatype keep their contents), then stored back.
-    HostCopy copy;
-    void* dst = buf;
-    if (platform::is_device_pointer(buf)) {
-      int rc = copy.prepare(buf, count, type);
-      if (rc != MPI_SUCCESS) return rc;
-      if (copy.load() != Status::kOk) return MPI_ERR_OTHER;
-      dst = copy.base();
-    }
-    // The message was received as bytes; lay them out with the receiver's datatype. On homogeneous
-    // systems MPI_Pack's format is the bytes of the basic elements in order, which is what arrived.
-    int position = 0;
-    int rc = PMPI_Unpack(m.bytes.data(), static_cast<int>(n), &position, dst,
-                         static_cast<int>(n / static_cast<uint64_t>(type_size)), type, comm);
+    // The message was received as bytes; lay them out with the receiver's datatype (p2p/layout.h:
+    // its elements here are the bytes of the signature, so a partly filled last item is laid out
+    // as MPI lays it out). On homogeneous systems MPI_Pack's format is those bytes in order.
+    const Layout l{buf, count, type, comm, platform::is_device_pointer(buf),
+                   static_cast<uint64_t>(type_size), 1};
+    int rc = unpack(l, m.bytes.data(), n);
     if (rc != MPI_SUCCESS) return rc;
-    if (dst != buf && copy.store() != Status::kOk) return MPI_ERR_OTHER;
   }
   *delivered = n;
   return m.bytes.size() > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;

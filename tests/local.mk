@@ -3,7 +3,8 @@
 
 # MPI integration: programs built here, driven by shell scripts that launch them.
 check_PROGRAMS += tests/mpi/smoke tests/mpi/threads tests/mpi/p2p_semantics tests/mpi/p2p_soak \
-	tests/mpi/collectives tests/mpi/p2p_progress tests/mpi/dtype_pairs
+	tests/mpi/collectives tests/mpi/p2p_progress tests/mpi/dtype_pairs \
+	tests/mpi/statuses tests/mpi/mt_probe
 tests_mpi_collectives_SOURCES = tests/mpi/collectives.cc tests/mpi/coll_cases.h
 tests_mpi_smoke_SOURCES = tests/mpi/smoke.c
 tests_mpi_threads_SOURCES = tests/mpi/threads.cc
@@ -14,10 +15,14 @@ tests_mpi_p2p_progress_SOURCES = tests/mpi/p2p_progress.c
 tests_mpi_p2p_progress_LDADD = -ldl
 tests_mpi_dtype_pairs_SOURCES = tests/mpi/dtype_pairs.c
 tests_mpi_dtype_pairs_LDADD = -ldl
+tests_mpi_statuses_SOURCES = tests/mpi/statuses.c
+tests_mpi_mt_probe_SOURCES = tests/mpi/mt_probe.c
+tests_mpi_mt_probe_LDADD = -lpthread
 TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
 	tests/mpi/no_init.sh tests/mpi/mpizip_run.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh \
-	tests/readme_settings.sh tests/mpi/collectives.sh tests/mpi/p2p_progress.sh tests/mpi/dtype_pairs.sh
-EXTRA_DIST += tests/mpi/dtype_pairs.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
+	tests/readme_settings.sh tests/mpi/collectives.sh tests/mpi/p2p_progress.sh tests/mpi/dtype_pairs.sh \
+	tests/mpi/statuses.sh tests/mpi/mt_probe.sh
+EXTRA_DIST += tests/mpi/dtype_pairs.sh tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
 	tests/mpi/settings.sh tests/mpi/no_init.sh tests/mpi/collectives.sh
 
 if HAVE_GTEST

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Statuses exactly as without MPIZip (tests/mpi/statuses.c): the same output plain, with MPIZip,
+# and with the protocol forced on with compression of every message (also through the progress
+# thread). The only difference allowed: a cancelled receive's source and tag, which MPI leaves
+# unspecified.
+. "$(dirname "$0")/lib.sh"
+prog="$MPIZIP_BUILDDIR/tests/mpi/statuses"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+strip() { grep -v '^\[mpizip' "$1" | sed 's/^\(cancelled irecv[^:]*\): class \([0-9]*\) source [-0-9]* tag [-0-9]*/\1: class \2/'; }
+run_mpi plain 2 "$prog" > "$out/plain" || fail "plain"
+strip "$out/plain" > "$out/plain.s"
+[ "$(grep -c . "$out/plain.s")" -ge 60 ] || fail "plain run printed too little"
+run_mpi mpizip 2 "$prog" > "$out/mpizip" || fail "MPIZip"
+strip "$out/mpizip" | diff "$out/plain.s" - || fail "MPIZip's statuses differ"
+for extra in "" "MPIZIP_PROGRESS_THREAD=on"; do
+  MPIZIP_TEST_ENV="MPIZIP_PROTOCOL=on MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 $extra" \
+    run_mpi mpizip 2 "$prog" > "$out/forced" || fail "forced $extra"
+  strip "$out/forced" | diff "$out/plain.s" - || fail "statuses differ with the protocol forced $extra"
+done
