@@ -124,6 +124,9 @@ void remove(Entry* e) {
 
 int query_cb(void* extra_state, MPI_Status* status) {
   const Entry* e = static_cast<Entry*>(extra_state);
+  // MPI completes the request only after on_done() set `done`; acquiring it orders the read of
+  // `final` after its write where MPI's own ordering is invisible (to ThreadSanitizer).
+  (void)e->done.load(std::memory_order_acquire);
   t_completed.push_back(Completed{e->handle, e->final, e->comm});
   fill_status(e->final, status);
   status->MPI_ERROR = MPI_SUCCESS;  // reported by the wait or test handler: see Completed

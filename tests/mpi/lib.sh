@@ -33,6 +33,12 @@ run_mpi() {
   fi
 }
 
+# run_mpi_preload LIBS NP PROGRAM [ARGS...]: as run_mpi mpizip, preloading LIBS (colon-separated).
+run_mpi_preload() {
+  libs=$1; shift
+  MPIZIP_LIB="$libs" run_mpi mpizip "$@"
+}
+
 # both NP PROGRAM [ARGS...]: the program must pass plain and with MPIZip.
 both() {
   for mode in plain mpizip; do
