@@ -27,8 +27,9 @@ const char* MPIZip_Version(void);
  * MPI_Finalize, with MPIZIP_ENABLE not set to 0. */
 int MPIZip_Active(void);
 
-/* Non-zero when messages of float datatypes on `comm` use the MPIZip protocol (and so may be
- * compressed, and a receive of another datatype than the sender's is reported as MPI_ERR_TYPE). */
+/* Non-zero when point-to-point messages on `comm` whose type signature repeats a float, double,
+ * 16- or 8-bit element use the MPIZip protocol (and so may be compressed; a receive whose
+ * signature is not the sender's is reported as MPI_ERR_TYPE). */
 int MPIZip_Comm_protocol(MPI_Comm comm);
 
 /* Element types, as values of the attributes below. */
