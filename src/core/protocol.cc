@@ -204,7 +204,7 @@ void protocol_detach(MPI_Comm comm) {
   });
 }
 
-std::optional<ProtocolType> protocol_type(CommState* s, MPI_Comm comm, MPI_Datatype type) {
+std::optional<ProtocolType> protocol_type_of(CommState* s, MPI_Comm comm, MPI_Datatype type) {
   if (s == nullptr || !s->protocol.load(std::memory_order_acquire)) return std::nullopt;
   const TypeSignature sig = type_signature(type);
   switch (sig.basic) {

@@ -53,7 +53,15 @@ struct ProtocolType {
   bool contiguous;      // elements back to back from the buffer's address, in signature order
   bool compressible;    // the element type is known (a sender may compress)
 };
-std::optional<ProtocolType> protocol_type(CommState* s, MPI_Comm comm, MPI_Datatype type);
+std::optional<ProtocolType> protocol_type_of(CommState* s, MPI_Comm comm, MPI_Datatype type);
+// The same, inline for the two datatypes of most float messages (a small message's whole cost
+// counts).
+inline std::optional<ProtocolType> protocol_type(CommState* s, MPI_Comm comm, MPI_Datatype type) {
+  if (s == nullptr || !s->protocol.load(std::memory_order_acquire)) return std::nullopt;
+  if (type == MPI_FLOAT) return ProtocolType{format::DType::kFp32, 1, true, true};
+  if (type == MPI_DOUBLE) return ProtocolType{format::DType::kFp64, 1, true, true};
+  return protocol_type_of(s, comm, type);
+}
 
 // The element type of `type` when it is one protocol element: protocol_type() with one element,
 // back to back (the collectives' datatypes).

@@ -1,5 +1,6 @@
 #include "src/core/type_signature.h"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -177,12 +178,38 @@ TypeSignature finish(MPI_Datatype t, TypeSignature sig) {
   return sig;
 }
 
+// Predefined datatypes of other basic types seen so far. Their handles live as long as MPI, so a
+// handle found here needs no MPI call: a small message of MPI_CHAR or MPI_INT on a protocol
+// communicator pays a few compares, not an MPI_Type_get_envelope.
+constexpr int kNamedSlots = 64;
+std::atomic<MPI_Datatype> g_named_other[kNamedSlots];
+
+bool known_named_other(MPI_Datatype t) {
+  for (auto& slot : g_named_other) {
+    const MPI_Datatype h = slot.load(std::memory_order_acquire);
+    if (h == t) return true;
+    if (h == MPI_Datatype{}) return false;  // empty slot (zero, never a valid handle)
+  }
+  return false;
+}
+
+void remember_named_other(MPI_Datatype t) {
+  for (auto& slot : g_named_other) {
+    MPI_Datatype expected{};
+    if (slot.compare_exchange_strong(expected, t, std::memory_order_acq_rel)) return;
+    if (expected == t) return;
+  }
+}
+
 TypeSignature analyse(MPI_Datatype t) {
   const TypeSignature n = named(t);
   if (n.basic != Basic::kOther) return finish(t, n);
   int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
   if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return TypeSignature{};
-  if (combiner == MPI_COMBINER_NAMED) return finish(t, TypeSignature{Basic::kOther, 0, false, 0});
+  if (combiner == MPI_COMBINER_NAMED) {
+    remember_named_other(t);
+    return TypeSignature{Basic::kOther, 0, false, 0};
+  }
   void* cached = nullptr;
   int found = 0;
   if (g_keyval != MPI_KEYVAL_INVALID && PMPI_Type_get_attr(t, g_keyval, &cached, &found) ==
@@ -207,6 +234,7 @@ TypeSignature type_signature(MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) return TypeSignature{};
   if (type == MPI_FLOAT) return TypeSignature{Basic::kFloat, 1, true, 0};
   if (type == MPI_DOUBLE) return TypeSignature{Basic::kDouble, 1, true, 0};
+  if (known_named_other(type)) return TypeSignature{Basic::kOther, 0, false, 0};
   return analyse(type);
 }
 
