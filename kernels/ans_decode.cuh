@@ -308,6 +308,17 @@ struct BlockDecoder {
       const uint32_t g1 = min(groups, g0 + kWinGroups), cnt = min(n - g0 * 32, kWinSyms);
       uint32_t raw[kCpl][2][2];
       fetch(it, st, k, g0 * 32, cnt, raw);
+      if (g1 - g0 == kWinGroups && cnt == kWinSyms) {
+        // A whole window, every lane active: unrolled, no predicates (the common case).
+#pragma unroll
+        for (uint32_t u = 0; u < kWinGroups; ++u) {
+#pragma unroll
+          for (int p = 0; p < kPlanes; ++p) pl[p].win[u * 32 + lane] = static_cast<uint8_t>(pl[p].template step<kFast>(st.pb));
+#pragma unroll
+          for (int p = 0; p < kPlanes; ++p) pl[p].refill(true);
+        }
+      } else {
+#pragma unroll 1
       for (uint32_t g = g0; g < g1; ++g) {
         const bool active = g * 32 + lane < n;
 #pragma unroll
@@ -319,6 +330,7 @@ struct BlockDecoder {
         }
 #pragma unroll
         for (int p = 0; p < kPlanes; ++p) pl[p].refill(active);
+      }
       }
       lanes::sync();
       h += merge(it, st, k, g0 * 32, cnt, raw);
@@ -345,7 +357,7 @@ __device__ void run(const Params& p, uint8_t* smem) {
     d.pl[q].win = gs + kPlanes * kTableBytes + q * kWinSyms;
   }
   for (int i = 0; i < p.n; ++i) {
-    const Item& it = p.item[i];
+    const Item it = p.item[i];  // by value: kept in registers, not reloaded from the parameters
     const Stream st = read_stream<T, kAligned>(it);
     if (st.err) {
       if (gid == 0 && lane == 0) scan::record_error(p.state, i, st.err);
@@ -372,17 +384,19 @@ __device__ void run(const Params& p, uint8_t* smem) {
     const uint64_t nblocks = kPlanes * nbe, limit = st.coded_bytes - (st.data_off - st.co);
     const uint8_t* coded = it.src + st.co;
     uint64_t h = 0;
+    // Block bi of the stream into plane decoder c: bounds of its table entry, then its header.
+    const auto open = [&](int c, uint64_t bi) {
+      const uint64_t b0 = bi ? bytes::ld64<kAligned>(coded + 16 + 8 * (bi - 1)) : 0;
+      const uint64_t b1 = bytes::ld64<kAligned>(coded + 16 + 8 * bi);
+      return !(b0 % 16) && !(b1 % 16) && b0 <= b1 && b1 <= limit && (bi != nblocks - 1 || b1 == limit) &&
+             d.pl[c].open(it.src + st.data_off + b0, b1 - b0, st.pb);
+    };
+    const auto nsyms = [&](uint64_t k) { return static_cast<uint32_t>(min(uint64_t{1} << st.lb, nsym - (k << st.lb))); };
     for (uint64_t k = gid; k < nbe; k += groups) {
-      const uint32_t n = static_cast<uint32_t>(min(uint64_t{1} << st.lb, nsym - (k << st.lb)));
+      const uint32_t n = nsyms(k);
       bool ok = true;
 #pragma unroll
-      for (int q = 0; q < kPlanes; ++q) {
-        const uint64_t bi = q * nbe + k;
-        const uint64_t b0 = bi ? bytes::ld64<kAligned>(coded + 16 + 8 * (bi - 1)) : 0;
-        const uint64_t b1 = bytes::ld64<kAligned>(coded + 16 + 8 * bi);
-        ok = ok && !(b0 % 16) && !(b1 % 16) && b0 <= b1 && b1 <= limit && (bi != nblocks - 1 || b1 == limit) &&
-             d.pl[q].open(it.src + st.data_off + b0, b1 - b0, st.pb);
-      }
+      for (int q = 0; q < kPlanes; ++q) ok = ok && open(q, q * nbe + k);
       if (ok) {
         if (st.pb <= kFastProbBits) h += d.template run<true>(it, st, k, n);
         else h += d.template run<false>(it, st, k, n);

@@ -53,13 +53,19 @@ struct Params {
 };
 
 // Shared memory of one group: symbols of the block [0, B), renormalisation words growing down from
-// 3B/2 into the space the consumed symbols free, the encode table, presence flags.
-// Why B/2 extra bytes suffice: a symbol of frequency f >= 1 grows the state by at most
-// log2(M / f) + 2^(PB-16) bits <= 11.05 bits (PB <= 11), and each word takes 16 bits out, so the
-// words of groups g..G-1 take at most 1.38 * 32 (G - g) + 64 bytes: below the B/2 + 32 (G - g)
-// bytes free above group g's symbols whenever B >= 1024. Hence PB <= 11 on the GPU.
-__host__ __device__ constexpr uint32_t group_smem_bytes(int log2_block) {
-  return 3u * (1u << log2_block) / 2 + 256 * 16 + 256;
+// words_top(B, PB) into the space the consumed symbols free, the encode table, presence flags.
+// Why words_top suffices: a symbol of frequency f >= 1 grows a lane's state by at most
+// log2(M / f) + 1.45 * 2^(PB-16) <= PB + 0.05 bits (PB <= 11), and each word takes 16 bits out,
+// so the words of groups g..G-1 take at most 4 (PB + 0.05) (G - g) bytes; they must stay above the
+// symbols of groups 0..g-1, [0, 32 g): 32 g + 4 (PB + 0.05) (G - g) is largest at g = 0 (PB >= 8),
+// 4 (PB + 0.05) G = B (PB + 0.05) / 8. words_top gives B (PB + 1/8) / 8 + 64 (PB 10: 1.27 B, where
+// the first version reserved 1.5 B for PB 11 and any PB). Hence PB <= 11 on the GPU.
+__host__ __device__ constexpr uint32_t words_top(int log2_block, int prob_bits) {
+  const uint32_t b = 1u << log2_block;
+  return (b + (b * static_cast<uint32_t>(prob_bits - 8) + b / 8) / 8 + 64 + 15) / 16 * 16;
+}
+__host__ __device__ constexpr uint32_t group_smem_bytes(int log2_block, int prob_bits) {
+  return words_top(log2_block, prob_bits) + 256 * 16 + 256;
 }
 
 __device__ inline void write_header(uint8_t* dst, DType t, uint64_t count, uint8_t flags, int lb, int pb,
@@ -198,7 +204,7 @@ struct BlockEncoder {
   // Phase 3: rANS over buf[0, n), groups last to first; returns the byte offset in buf of the first
   // word (words end at 3B/2) and leaves the lane's final state in x.
   __device__ __forceinline__ uint32_t encode(uint32_t n, uint32_t& x) {
-    const uint32_t top = 3u * (1u << p.log2_block) / 2;
+    const uint32_t top = words_top(p.log2_block, p.prob_bits);
     uint32_t pos = top;
     x = format::kAnsLow;
     const int g_last = static_cast<int>((n + 31) / 32) - 1;
@@ -245,7 +251,7 @@ struct BlockEncoder {
   // Phase 5: the block at dst (its final place): bitmap, frequencies, states, words, padding.
   __device__ __forceinline__ void write(uint8_t* dst, const ans::Table& t, uint32_t x, uint32_t pos, uint32_t hb, uint32_t size) {
     const int lane = lanes::lane();
-    const uint32_t top = 3u * (1u << p.log2_block) / 2, nw = (top - pos) / 2;
+    const uint32_t top = words_top(p.log2_block, p.prob_bits), nw = (top - pos) / 2;
     uint32_t bmw = 0;
 #pragma unroll
     for (int j = 0; j < ans::kSymsPerLane; ++j) bmw = lane == j ? t.bm[j] : bmw;
@@ -269,17 +275,17 @@ __device__ void run(const Params& p, uint8_t* smem) {
   constexpr int kEb = static_cast<int>(format::elem_bytes(T));
   const int lane = lanes::lane();
   const uint32_t epoch = scan::launch_epoch(p.state);
-  uint8_t* gs = smem + lanes::group() * group_smem_bytes(p.log2_block);
+  const uint32_t top = words_top(p.log2_block, p.prob_bits);
+  uint8_t* gs = smem + lanes::group() * group_smem_bytes(p.log2_block, p.prob_bits);
   const uint32_t bsz = 1u << p.log2_block;
-  BlockEncoder<T, kFused, kAligned> enc{p, gs, reinterpret_cast<uint4*>(gs + 3 * bsz / 2),
-                                        gs + 3 * bsz / 2 + 256 * 16,
-                                        reinterpret_cast<uint32_t*>(gs + 3 * bsz / 2)};
+  BlockEncoder<T, kFused, kAligned> enc{p, gs, reinterpret_cast<uint4*>(gs + top), gs + top + 256 * 16,
+                                        reinterpret_cast<uint32_t*>(gs + top)};
   for (;;) {
     const uint32_t t = scan::take_ticket(p.state);
     if (t >= p.first[p.n]) break;
     int i = 0;
     while (t >= p.first[i + 1]) ++i;
-    const Item& it = p.item[i];
+    const Item it = p.item[i];  // by value: kept in registers, not reloaded from the parameters
     const uint32_t j = t - p.first[i];
     const uint64_t nbytes = it.count * kEb;
     if ((p.stored >> i) & 1) {
@@ -314,7 +320,7 @@ __device__ void run(const Params& p, uint8_t* smem) {
     uint32_t x;
     const uint32_t pos = enc.encode(n, x);
     const uint32_t hb = static_cast<uint32_t>(format::align_up(32 + 2 * tab.nsym, 4)) + 128;
-    const uint32_t size = static_cast<uint32_t>(format::align_up(hb + (3 * bsz / 2 - pos)));
+    const uint32_t size = static_cast<uint32_t>(format::align_up(hb + (top - pos)));
 
     if (lane == 0) scan::publish(p.entries, t, epoch, scan::kFlagAggregate, size);
     const uint64_t off = scan::look_back(p.entries, p.first[i], t, epoch);

@@ -29,7 +29,7 @@ constexpr int kEncGroups = kEncThreads / lanes::kLanes;
 constexpr int kDecThreads = 128;
 constexpr int kDecGroups = kDecThreads / lanes::kLanes;
 constexpr int kSplitThreads = 256;
-constexpr int kDefaultProbBits = 11;
+constexpr int kDefaultProbBits = 10;
 constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 
 // Encoder CTAs a multiprocessor should be able to hold (a register cap): 1 leaves the compiler free.
@@ -44,10 +44,14 @@ __global__ void __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS) encode_kerne
 }
 
 // Decoder CTAs that fit a multiprocessor's shared memory (6; fp64's two tables: 3); the register
-// cap lets them all reside, since the rANS chains are latency-bound and resident groups are what
-// hides the latency. fp32 keeps a few more registers (4 chunks a lane per window), at 5.
+// cap lets them all reside, since resident groups are what hides the rANS chains' latency. fp32
+// keeps a few more registers (4 chunks a lane per window), at 5. (Two blocks a group, two chains a
+// lane, measured slower: kernels/NOTES-codec-gpu.md, v5.)
+#ifndef MPIZIP_DEC_MIN_CTAS
+#define MPIZIP_DEC_MIN_CTAS 6
+#endif
 template <DType T>
-constexpr int kDecMinCtas = T == DType::kFp64 ? 3 : T == DType::kFp32 ? 5 : 6;
+constexpr int kDecMinCtas = T == DType::kFp64 ? 3 : T == DType::kFp32 ? (MPIZIP_DEC_MIN_CTAS < 5 ? MPIZIP_DEC_MIN_CTAS : 5) : MPIZIP_DEC_MIN_CTAS;
 
 template <DType T, bool kAligned>
 __global__ void __launch_bounds__(kDecThreads, kDecMinCtas<T>) decode_kernel(const MPIZIP_GRID_CONSTANT decode::Params p) {
@@ -104,14 +108,14 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
   p.state = static_cast<scan::State*>(workspace);
   p.entries = reinterpret_cast<uint64_t*>(static_cast<uint8_t*>(workspace) + scan::kStateBytes);
   p.results = results;
-  const uint32_t smem = kEncGroups * encode::group_smem_bytes(p.log2_block);
+  const uint32_t smem = kEncGroups * encode::group_smem_bytes(p.log2_block, p.prob_bits);
   return dispatch(t, [&](auto tag) -> Status {
     constexpr DType T = decltype(tag)::value;
     const void* k = nullptr;
     if (fused) k = aligned ? (const void*)encode_kernel<T, true, true> : (const void*)encode_kernel<T, true, false>;
     else k = aligned ? (const void*)encode_kernel<T, false, true> : (const void*)encode_kernel<T, false, false>;
     int resident = 0;
-    MPIZIP_CHECK(resident_ctas(k, kEncThreads, smem, kEncGroups * encode::group_smem_bytes(format::kMaxLog2Block),
+    MPIZIP_CHECK(resident_ctas(k, kEncThreads, smem, kEncGroups * encode::group_smem_bytes(format::kMaxLog2Block, kMaxGpuProbBits),
                                &resident));
     const int grid = grid_for((total + kEncGroups - 1) / kEncGroups, resident, opt.max_ctas);
     void* args[] = {&p};
@@ -131,13 +135,16 @@ uint64_t max_compressed_size(DType t, uint64_t count) {
 
 int resolve_log2_block(DType t, uint64_t count, const EncodeOptions& opt) {
   if (opt.log2_block) return opt.log2_block;
-  // Blocks of 16384 symbols reach the ratio targets (their 200 bytes of states and table cost
-  // 0.6%); smaller inputs take smaller blocks, at least ~2048 of them (16 per multiprocessor):
-  // a block's time is its serial rANS chain, so latency needs many short blocks (measured on the
-  // H200: 16 MB of bf16 compresses in 43 us with 4096-symbol blocks, 79 us with 16384).
-  const uint64_t per = format::symbols_per_plane(t, count) / 2048;
+  // From 2048 blocks of 16384 symbols up, 16384-symbol blocks: their 200 bytes of states and table
+  // cost 0.6% (bf16 uniform 0.6316, the ratio target). Below, the block's time is its serial rANS
+  // chain, so smaller inputs take smaller blocks: at least 64 of them, at most 4096 symbols each.
+  // Measured on the H200 (bf16 uniform, compress / decompress us, ratio): 1 MiB at 1024 symbols
+  // 21.8 / 17.7 us, 0.708; at 4096 29.1 / 31.8, 0.647 (the anchor: 42 / 44, 0.641); at 8192
+  // 42.7 / 51.5, 0.637. 16 MiB at 4096 58.7 / 44.1 us, at 8192 52.5 / 62.2.
+  const uint64_t nsym = format::symbols_per_plane(t, count);
+  if (nsym >= (uint64_t{2048} << 14)) return 14;
   int lb = format::kMinLog2Block;
-  while (lb < 14 && (uint64_t{1} << (lb + 1)) <= per) ++lb;
+  while (lb < 12 && (nsym >> (lb + 1)) >= 64) ++lb;
   return lb;
 }
 
