@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
     MPI_Send(f, 700, MPI_FLOAT, 1, tag++, MPI_COMM_WORLD);  /* 700 floats into 2 vectors */
     MPI_Send(f, 10, MPI_FLOAT, 1, 999, MPI_COMM_WORLD);     /* wildcard receive */
     MPI_Send(f, 20, MPI_FLOAT, 1, 998, MPI_COMM_WORLD);     /* iprobe, improbe */
+    int ints[5] = {1, 2, 3, 4, 5};
+    MPI_Send(ints, 5, MPI_INT, 1, 500, MPI_COMM_WORLD);     /* probed, then a persistent receive */
+    MPI_Send(ints, 3, MPI_INT, 1, 500, MPI_COMM_WORLD);     /* its second start */
   } else if (rank == 1) {
     const int sizes[] = {0, 1, 10, 1000, 10000, big};
     char what[96];
@@ -136,6 +139,24 @@ int main(int argc, char** argv) {
     rc = MPI_Imrecv(g, 20, MPI_FLOAT, &m, &r);
     if (rc == MPI_SUCCESS) rc = MPI_Wait(&r, &st);
     show("imrecv+wait", rc, &st, MPI_FLOAT);
+    /* A persistent plain receive started after a probe saw its message (on a protocol
+     * communicator the probe has taken it out of MPI's matching). */
+    {
+      int ints[5] = {0, 0, 0, 0, 0};
+      MPI_Request pr;
+      preset(&st);
+      rc = MPI_Probe(0, 500, MPI_COMM_WORLD, &st);
+      show("probe ints", rc, &st, MPI_INT);
+      rc = MPI_Recv_init(ints, 5, MPI_INT, 0, 500, MPI_COMM_WORLD, &pr);
+      for (int k = 0; k < 2 && rc == MPI_SUCCESS; ++k) {
+        rc = MPI_Start(&pr);
+        preset(&st);
+        if (rc == MPI_SUCCESS) rc = MPI_Wait(&pr, &st);
+        printf("persistent recv %d: %d %d %d %d %d\n", k, ints[0], ints[1], ints[2], ints[3], ints[4]);
+        show("persistent recv", rc, &st, MPI_INT);
+      }
+      MPI_Request_free(&pr);
+    }
     /* Null requests and MPI_PROC_NULL: the empty status, or as the MPI library leaves it. */
     r = MPI_REQUEST_NULL;
     preset(&st);
