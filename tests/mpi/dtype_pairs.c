@@ -12,7 +12,10 @@
  *
  * With MPIZIP_STATS=1 and DTYPE_PAIRS_EXPECT_COMPRESSED=1 (dtype_pairs.sh, protocol forced with
  * host compression) it also checks, through MPIZip_Comm_traffic, that the large messages were
- * compressed. */
+ * compressed.
+ *
+ * Built with -DDTYPE_PAIRS_DEVICE (tests/gpu/dtype_pairs_device), every buffer handed to MPI is
+ * device memory (cudaMalloc), filled and checked through host copies, gaps included. */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -21,6 +24,24 @@
 #include <string.h>
 
 #include "include/mpizip.h"
+
+#ifdef DTYPE_PAIRS_DEVICE
+#include <cuda_runtime_api.h>
+/* The buffer MPI sees: a device copy of `host` (span bytes). */
+static void* to_mpi(const uint8_t* host, size_t span) {
+  void* d = NULL;
+  if (cudaMalloc(&d, span) != cudaSuccess) abort();
+  cudaMemcpy(d, host, span, cudaMemcpyHostToDevice);
+  return d;
+}
+static void from_mpi(uint8_t* host, void* d, size_t span) {
+  cudaMemcpy(host, d, span, cudaMemcpyDeviceToHost);
+  cudaFree(d);
+}
+#else
+static void* to_mpi(const uint8_t* host, size_t span) { (void)span; return (void*)host; }
+static void from_mpi(uint8_t* host, void* d, size_t span) { (void)host; (void)d; (void)span; }
+#endif
 
 static int rank, size, failures;
 
@@ -192,16 +213,18 @@ static void do_send(const Layout* l, int n, int e, int peer, int tag, int form, 
   memset(buf, kGapSend, l->span);
   rng = seed;
   for (int i = 0; i < n; ++i) value(buf + l->offsets[i], e);
+  void* mbuf = to_mpi(buf, l->span);
   int rc;
   if (form == 0) {
-    rc = MPI_Send(buf, l->count, l->type, peer, tag, MPI_COMM_WORLD);
+    rc = MPI_Send(mbuf, l->count, l->type, peer, tag, MPI_COMM_WORLD);
   } else if (form == 1) {
     MPI_Request r;
-    rc = MPI_Isend(buf, l->count, l->type, peer, tag, MPI_COMM_WORLD, &r);
+    rc = MPI_Isend(mbuf, l->count, l->type, peer, tag, MPI_COMM_WORLD, &r);
     if (rc == MPI_SUCCESS) rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
   } else {
-    rc = MPI_Ssend(buf, l->count, l->type, peer, tag, MPI_COMM_WORLD);
+    rc = MPI_Ssend(mbuf, l->count, l->type, peer, tag, MPI_COMM_WORLD);
   }
+  from_mpi(buf, mbuf, l->span);
   CHECK(rc == MPI_SUCCESS, "send rc %d", rc);
   if ((size_t)n * e >= 4096) ++sent_large;
   free(buf);
@@ -211,14 +234,15 @@ static void do_recv(const Layout* l, int n, int capacity, int e, MPI_Datatype el
                     int tag, int form, uint64_t seed, const char* what) {
   uint8_t* buf = malloc(l->span);
   memset(buf, kGapRecv, l->span);
+  void* mbuf = to_mpi(buf, l->span);
   MPI_Status st;
   st.MPI_ERROR = 4242;
   int rc;
   if (form == 0) {
-    rc = MPI_Recv(buf, l->count, l->type, peer, tag, MPI_COMM_WORLD, &st);
+    rc = MPI_Recv(mbuf, l->count, l->type, peer, tag, MPI_COMM_WORLD, &st);
   } else if (form == 1) {
     MPI_Request r;
-    rc = MPI_Irecv(buf, l->count, l->type, peer, tag, MPI_COMM_WORLD, &r);
+    rc = MPI_Irecv(mbuf, l->count, l->type, peer, tag, MPI_COMM_WORLD, &r);
     if (rc == MPI_SUCCESS) rc = MPI_Wait(&r, &st);
   } else if (form == 2) {
     MPI_Message m;
@@ -229,7 +253,7 @@ static void do_recv(const Layout* l, int n, int capacity, int e, MPI_Datatype el
     MPI_Get_elements(&ps, elem, &pe);
     CHECK(rc == MPI_SUCCESS && ps.MPI_ERROR == 4242 && pe == n && ps.MPI_TAG == tag,
           "%s: mprobe rc %d error %d elements %d tag %d", what, rc, ps.MPI_ERROR, pe, ps.MPI_TAG);
-    if (rc == MPI_SUCCESS) rc = MPI_Mrecv(buf, l->count, l->type, &m, &st);
+    if (rc == MPI_SUCCESS) rc = MPI_Mrecv(mbuf, l->count, l->type, &m, &st);
   } else {
     MPI_Status ps;
     ps.MPI_ERROR = 4242;
@@ -238,8 +262,9 @@ static void do_recv(const Layout* l, int n, int capacity, int e, MPI_Datatype el
     MPI_Get_elements(&ps, elem, &pe);
     CHECK(rc == MPI_SUCCESS && ps.MPI_ERROR == 4242 && pe == n, "%s: probe rc %d error %d elements %d",
           what, rc, ps.MPI_ERROR, pe);
-    rc = MPI_Recv(buf, l->count, l->type, peer, tag, MPI_COMM_WORLD, &st);
+    rc = MPI_Recv(mbuf, l->count, l->type, peer, tag, MPI_COMM_WORLD, &st);
   }
+  from_mpi(buf, mbuf, l->span);
   CHECK(rc == MPI_SUCCESS, "%s: receive rc %d", what, rc);
   CHECK(st.MPI_ERROR == 4242, "%s: MPI_ERROR changed to %d", what, st.MPI_ERROR);
   CHECK(st.MPI_SOURCE == peer && st.MPI_TAG == tag, "%s: source %d tag %d", what, st.MPI_SOURCE,
@@ -268,6 +293,10 @@ static void do_recv(const Layout* l, int n, int capacity, int e, MPI_Datatype el
 }
 
 int main(int argc, char** argv) {
+#ifdef DTYPE_PAIRS_DEVICE
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0) return 77; /* before MPI: skipped */
+#endif
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
