@@ -183,17 +183,25 @@ bool serve_plain_from_queue(CommState* s, void* buf, int count, MPI_Datatype typ
 // received with one MPI call each, when nothing else of MPIZip's needs advancing meanwhile. Flat on
 // purpose: this is the whole cost MPIZip adds to a latency-bound code's messages.
 struct Small {
-  CommState* state;
-  format::DType dtype;
-  uint64_t bytes;
+  CommState* state = nullptr;
+  format::DType dtype = format::DType::kFp32;
+  uint64_t bytes = 0;
+  bool plain = false;  // not the protocol at all (route() would say the same): pass through
 };
 
 [[gnu::always_inline]] inline bool small_message(const void* buf, int count, MPI_Datatype type, int peer, MPI_Comm comm,
                    bool sending, Small* out) {
-  if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL) return false;
+  if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL) {
+    out->plain = true;
+    return false;
+  }
   CommState* s = comm_state_find(comm);
   const auto pt = protocol_type(s, comm, type);
-  if (!pt || !pt->contiguous) return false;
+  if (!pt) {
+    out->plain = true;
+    return false;
+  }
+  if (!pt->contiguous) return false;
   const p2p::SendPolicy& p = send_policy();
   const uint64_t bytes = static_cast<uint64_t>(count) * pt->elems * format::elem_bytes(pt->dtype);
   if (bytes > p.eager_bytes) return false;
@@ -203,7 +211,7 @@ struct Small {
   if (process_has_gpu() && platform::is_device_pointer(buf)) return false;
   if (!may_block_in_mpi()) return false;
   if (!sending && !s->probed.empty()) return false;
-  *out = Small{s, pt->dtype, bytes};
+  *out = Small{s, pt->dtype, bytes, false};
   return true;
 }
 
@@ -308,7 +316,7 @@ int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
       small_message(buf, count, type, dest, comm, true, &small)) {
     return send_small(small, buf, count, dest, tag, comm, synchronous);
   }
-  auto r = route(buf, count, type, dest, comm);
+  std::optional<Route> r = small.plain ? std::nullopt : route(buf, count, type, dest, comm);
   if (!r && mode == p2p::SendMode::kBuffered) {
     if (staged(buf, count, dest)) return bsend_staged(buf, count, type, dest, tag, comm, nullptr);
     return PMPI_Bsend(buf, count, type, dest, tag, comm);
@@ -528,7 +536,7 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
     const p2p::UserBuffer b{buf, small.bytes / format::elem_bytes(small.dtype), small.dtype, false};
     return recv_blocking(small.state, b, source, tag, comm, status);
   }
-  auto r = route(buf, count, type, source, comm);
+  std::optional<Route> r = small.plain ? std::nullopt : route(buf, count, type, source, comm);
   if (!r) {
     platform::OpStatus st;
     if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm, &st)) {
