@@ -38,37 +38,30 @@ int on_host(const Layout& l, bool store, Fn fn) {
   return rc;
 }
 
-int pack_items(const Layout& l, const uint8_t* base, uint64_t first, uint64_t n, uint8_t* out) {
+enum class Direction { kPack, kUnpack };
+
+// Items [first, first + n) of l's buffer (host form at `base`) to or from `packed`, which holds
+// them back to back from item `first`.
+int move_items(Direction d, const Layout& l, uint8_t* base, uint8_t* packed, uint64_t first,
+               uint64_t n) {
   const uint64_t item = l.elems * l.elem_bytes;
   const MPI_Aint extent = extent_of(l.type);
   const uint64_t run = items_per_run(l);
   for (uint64_t i = first; i < first + n; i += run) {
-    const uint64_t k = std::min(run, first + n - i);
+    const int k = static_cast<int>(std::min(run, first + n - i));
+    const int bytes = static_cast<int>(static_cast<uint64_t>(k) * item);
+    uint8_t* items = base + static_cast<MPI_Aint>(i) * extent;
+    uint8_t* at = packed + (i - first) * item;
     int position = 0;
-    int rc = PMPI_Pack(base + static_cast<MPI_Aint>(i) * extent, static_cast<int>(k), l.type,
-                       out + (i - first) * item, static_cast<int>(k * item), &position, l.comm);
+    const int rc = d == Direction::kPack
+                       ? PMPI_Pack(items, k, l.type, at, bytes, &position, l.comm)
+                       : PMPI_Unpack(at, bytes, &position, items, k, l.type, l.comm);
     if (rc != MPI_SUCCESS) return rc;
-    if (static_cast<uint64_t>(position) != k * item) {
-      MPIZIP_ERROR("MPI_Pack of %llu items wrote %d bytes, not %llu: not a homogeneous system",
-                   static_cast<unsigned long long>(k), position,
-                   static_cast<unsigned long long>(k * item));
+    if (position != bytes) {
+      MPIZIP_ERROR("MPI_%s of %d items moved %d bytes, not %d: not a homogeneous system",
+                   d == Direction::kPack ? "Pack" : "Unpack", k, position, bytes);
       return MPI_ERR_INTERN;
     }
-  }
-  return MPI_SUCCESS;
-}
-
-int unpack_items(const Layout& l, const uint8_t* in, uint64_t first, uint64_t n, uint8_t* base) {
-  const uint64_t item = l.elems * l.elem_bytes;
-  const MPI_Aint extent = extent_of(l.type);
-  const uint64_t run = items_per_run(l);
-  for (uint64_t i = first; i < first + n; i += run) {
-    const uint64_t k = std::min(run, first + n - i);
-    int position = 0;
-    int rc = PMPI_Unpack(in + (i - first) * item, static_cast<int>(k * item), &position,
-                         base + static_cast<MPI_Aint>(i) * extent, static_cast<int>(k), l.type,
-                         l.comm);
-    if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
 }
@@ -137,7 +130,7 @@ int pack(const Layout& l, platform::HostBuffer* out) {
   if (out->resize(bytes) != Status::kOk) return MPI_ERR_NO_MEM;
   if (bytes == 0) return MPI_SUCCESS;
   return on_host(l, false, [&](uint8_t* base) {
-    return pack_items(l, base, 0, static_cast<uint64_t>(l.count), out->data());
+    return move_items(Direction::kPack, l, base, out->data(), 0, static_cast<uint64_t>(l.count));
   });
 }
 
@@ -147,16 +140,16 @@ int unpack(const Layout& l, const uint8_t* packed, uint64_t bytes) {
   const uint64_t whole = std::min<uint64_t>(bytes / item, static_cast<uint64_t>(l.count));
   const uint64_t rest = bytes / l.elem_bytes * l.elem_bytes - whole * item;
   return on_host(l, true, [&](uint8_t* base) {
-    int rc = unpack_items(l, packed, 0, whole, base);
+    int rc = move_items(Direction::kUnpack, l, base, const_cast<uint8_t*>(packed), 0, whole);
     if (rc != MPI_SUCCESS || rest == 0 || whole >= static_cast<uint64_t>(l.count)) return rc;
     // A partly filled last item: its current elements, packed, with the received ones laid over
     // the first of them, unpacked again, so that its other elements keep their bytes.
     platform::HostBuffer last;
     if (last.resize(item) != Status::kOk) return MPI_ERR_NO_MEM;
-    rc = pack_items(l, base, whole, 1, last.data());
+    rc = move_items(Direction::kPack, l, base, last.data(), whole, 1);
     if (rc != MPI_SUCCESS) return rc;
     std::memcpy(last.data(), packed + whole * item, rest);
-    return unpack_items(l, last.data(), whole, 1, base);
+    return move_items(Direction::kUnpack, l, base, last.data(), whole, 1);
   });
 }
 

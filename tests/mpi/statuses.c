@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
       MPI_Send(f, sizes[k], MPI_FLOAT, 1, tag++, MPI_COMM_WORLD);        /* exact receive */
       MPI_Send(f, sizes[k], MPI_FLOAT, 1, tag++, MPI_COMM_WORLD);        /* recv, half size */
       MPI_Send(f, sizes[k], MPI_FLOAT, 1, tag++, MPI_COMM_WORLD);        /* irecv, half size */
+      MPI_Send(f, sizes[k], MPI_FLOAT, 1, tag++, MPI_COMM_WORLD);        /* irecv + test loop */
       MPI_Send(f, sizes[k], MPI_FLOAT, 1, tag++, MPI_COMM_WORLD);        /* probe + recv half */
       MPI_Send(f, sizes[k], MPI_FLOAT, 1, tag++, MPI_COMM_WORLD);        /* mprobe + mrecv half */
       MPI_Send(f, sizes[k] / 2, MPI_DOUBLE, 1, tag++, MPI_COMM_WORLD);   /* doubles */
@@ -80,6 +81,14 @@ int main(int argc, char** argv) {
       rc = MPI_Irecv(f, n / 2, MPI_FLOAT, 0, tag++, MPI_COMM_WORLD, &r);
       if (rc == MPI_SUCCESS) rc = MPI_Wait(&r, &st);
       snprintf(what, sizeof what, "irecv+wait %d floats into %d", n, n / 2);
+      show(what, rc, &st, MPI_FLOAT);
+      /* Completed by whichever MPI_Test finds it done (with a progress thread, the operation
+       * may finish between two tests): the error must come back from that test. */
+      preset(&st);
+      rc = MPI_Irecv(f, n / 2, MPI_FLOAT, 0, tag++, MPI_COMM_WORLD, &r);
+      int done = 0;
+      while (rc == MPI_SUCCESS && !done) rc = MPI_Test(&r, &done, &st);
+      snprintf(what, sizeof what, "irecv+test %d floats into %d (done %d)", n, n / 2, done);
       show(what, rc, &st, MPI_FLOAT);
       preset(&st);
       rc = MPI_Probe(0, tag, MPI_COMM_WORLD, &st);
