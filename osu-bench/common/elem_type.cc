@@ -16,13 +16,15 @@ struct TypeInfo {
   size_t size;
 };
 
-constexpr std::array<TypeInfo, 6> kTypes = {{
+constexpr std::array<TypeInfo, 8> kTypes = {{
     {ElemType::kFloat, "float", 4},
     {ElemType::kDouble, "double", 8},
     {ElemType::kBf16, "bf16", 2},
     {ElemType::kFp16, "fp16", 2},
     {ElemType::kFp8E4M3, "fp8e4m3", 1},
     {ElemType::kFp8E5M2, "fp8e5m2", 1},
+    {ElemType::kChar, "char", 1},
+    {ElemType::kByte, "byte", 1},
 }};
 
 // A binary floating-point format narrower than fp32, described by its fields.
@@ -80,6 +82,8 @@ void cast_with(std::span<const float> in, std::byte* out, Out (*convert)(float))
 std::string_view elem_type_name(ElemType t) { return kTypes[size_t(t)].name; }
 
 std::optional<ElemType> elem_type_from_name(std::string_view name) {
+  // OSU 7 spells MPI's types with a prefix: -T mpi_char, mpi_float, mpi_double.
+  if (name.substr(0, 4) == "mpi_") name.remove_prefix(4);
   for (const TypeInfo& info : kTypes)
     if (info.name == name) return info.type;
   return std::nullopt;
@@ -113,6 +117,10 @@ MpiType mpi_type_of(ElemType t) {
       return {MPI_FLOAT, "MPI_FLOAT", false};
     case ElemType::kDouble:
       return {MPI_DOUBLE, "MPI_DOUBLE", false};
+    case ElemType::kChar:
+      return {MPI_CHAR, "MPI_CHAR", true};
+    case ElemType::kByte:
+      return {MPI_BYTE, "MPI_BYTE", true};
     case ElemType::kBf16: k = 0; break;
     case ElemType::kFp16: k = 1; break;
     case ElemType::kFp8E4M3: k = 2; break;
@@ -152,6 +160,11 @@ void cast_from_float(ElemType t, std::span<const float> in, std::byte* out) {
       return;
     case ElemType::kFp8E5M2:
       cast_with(in, out, float_to_fp8e5m2);
+      return;
+    case ElemType::kChar:
+    case ElemType::kByte:
+      // The first bytes of the fp32 values: a byte buffer of float data.
+      std::memcpy(out, in.data(), in.size());
       return;
   }
 }

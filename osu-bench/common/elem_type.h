@@ -12,7 +12,9 @@
 
 namespace osub {
 
-enum class ElemType { kFloat, kDouble, kBf16, kFp16, kFp8E4M3, kFp8E5M2 };
+// kChar and kByte (MPI_CHAR, OSU's default, and MPI_BYTE) carry the bytes of the same realistic
+// fp32 data, as frameworks send tensors they have no MPI datatype for.
+enum class ElemType { kFloat, kDouble, kBf16, kFp16, kFp8E4M3, kFp8E5M2, kChar, kByte };
 
 std::string_view elem_type_name(ElemType t);
 std::optional<ElemType> elem_type_from_name(std::string_view name);

@@ -262,7 +262,8 @@ std::string usage(const char* program, const ProgramTraits& traits) {
   u += "  -d cuda|host      buffer location";
   u += traits.point_to_point ? "; \"-d cuda D H\" sets rank 0 and rank 1 apart\n" : "\n";
   if (traits.window) u += "  -W N              window size (default 64)\n";
-  u += "  -T TYPE           float|double|bf16|fp16|fp8e4m3|fp8e5m2 (default " +
+  u += "  -T TYPE           float|double|bf16|fp16|fp8e4m3|fp8e5m2|char|byte, OSU's mpi_ prefix "
+       "accepted (default " +
        std::string(elem_type_name(traits.default_type)) +
        ")\n"
        "  --data KIND       constant|uniform|normal|real (default uniform)\n"

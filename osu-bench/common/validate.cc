@@ -106,6 +106,8 @@ bool check_sum(const Context& ctx, const std::vector<std::vector<std::byte>>& in
       return check_all<uint16_t>(inputs, first, result, integer_sum_ok<uint16_t>);
     case ElemType::kFp8E4M3:
     case ElemType::kFp8E5M2:
+    case ElemType::kChar:
+    case ElemType::kByte:
       return check_all<uint8_t>(inputs, first, result, integer_sum_ok<uint8_t>);
   }
   return false;
