@@ -18,11 +18,16 @@ tests_mpi_dtype_pairs_LDADD = -ldl
 tests_mpi_statuses_SOURCES = tests/mpi/statuses.c
 tests_mpi_mt_probe_SOURCES = tests/mpi/mt_probe.c
 tests_mpi_mt_probe_LDADD = -lpthread
+# A stand-in for a CUDA-aware MPI library, preloaded after libmpizip by tests/mpi/cuda_aware.sh.
+check_LTLIBRARIES += tests/mpi/libcuda_aware_standin.la
+tests_mpi_libcuda_aware_standin_la_SOURCES = tests/mpi/cuda_aware_standin.c
+tests_mpi_libcuda_aware_standin_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+tests_mpi_libcuda_aware_standin_la_LIBADD = -ldl
 TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
 	tests/mpi/no_init.sh tests/mpi/mpizip_run.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh \
 	tests/readme_settings.sh tests/mpi/collectives.sh tests/mpi/p2p_progress.sh tests/mpi/dtype_pairs.sh \
-	tests/mpi/statuses.sh tests/mpi/mt_probe.sh
-EXTRA_DIST += tests/tsan/run.sh tests/tsan/suppressions.txt tests/mpi/dtype_pairs.sh tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
+	tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/cuda_aware.sh
+EXTRA_DIST += tests/mpi/cuda_aware.sh tests/tsan/run.sh tests/tsan/suppressions.txt tests/mpi/dtype_pairs.sh tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
 	tests/mpi/settings.sh tests/mpi/no_init.sh tests/mpi/collectives.sh
 
 if HAVE_GTEST

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config.h"
+#include "src/core/mpi_beneath.h"
 #include "src/core/settings.h"
 #include "src/platform/device.h"
 #include "src/platform/topology.h"
@@ -75,6 +76,11 @@ void print_machine() {
     std::printf("  topology     unknown (%s)\n", t.why_not.c_str());
   }
   std::printf("  transport    %s\n", mpizip::transport::ucx_description().c_str());
+  {
+    const auto beneath = mpizip::core::find_mpi_cuda_awareness(mpizip::core::settings().mpi_cuda_aware);
+    std::printf("  MPI beneath  %s device buffers (%s)\n", beneath.aware ? "takes" : "does not take",
+                beneath.how.c_str());
+  }
 }
 
 // What a rank may hold at most, from the current settings (the bounds of src/platform/buffers.h

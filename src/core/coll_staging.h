@@ -23,6 +23,7 @@
 #include <tuple>
 #include <utility>
 
+#include "src/core/mpi_beneath.h"
 #include "src/core/runtime.h"
 #include "src/platform/buffers.h"
 #include "src/platform/operation.h"
@@ -91,7 +92,7 @@ class Staging final : public platform::Operation {
 
 // True when a device buffer can reach a collective: MPIZip is active in a process with a GPU.
 // Otherwise every staged entry point is the MPI library's call and nothing else.
-inline bool staging_on() { return process_has_gpu() && active(); }
+inline bool staging_on() { return process_has_gpu() && active() && !mpi_cuda_aware(); }
 
 // Registers a staged non-blocking call with the request engine as the application's request.
 int staging_start(std::unique_ptr<Staging> s, MPI_Comm comm, MPI_Request* request);

@@ -7,6 +7,7 @@ libmpizip_core_la_SOURCES += \
 	src/core/public_api.cc \
 	src/core/protocol.h src/core/protocol.cc \
 	src/core/type_signature.h src/core/type_signature.cc \
+	src/core/mpi_beneath.h src/core/mpi_beneath.cc \
 	src/core/requests.h src/core/requests.cc src/core/mpi_status.h \
 	src/core/progress_thread.h src/core/progress_thread.cc \
 	src/core/p2p_route.h src/core/p2p_route.cc

@@ -15,6 +15,7 @@
 #include "p2p/recv.h"
 #include "p2p/send.h"
 #include "p2p/staged.h"
+#include "src/core/mpi_beneath.h"
 #include "src/core/mpi_status.h"
 #include "src/core/progress_thread.h"
 #include "src/core/protocol.h"
@@ -71,8 +72,8 @@ std::optional<Route> route(const void* buf, int count, MPI_Datatype type, int pe
 // A device buffer outside the protocol: staged through host memory by each side, since the MPI
 // library cannot read GPU memory.
 bool staged(const void* buf, int count, int peer) {
-  return platform::has_gpu() && active() && count > 0 && peer != MPI_PROC_NULL &&
-         platform::is_device_pointer(buf);
+  return platform::has_gpu() && active() && !mpi_cuda_aware() && count > 0 &&
+         peer != MPI_PROC_NULL && platform::is_device_pointer(buf);
 }
 
 // The communicator has the protocol: probes and receives must look at its probed queue.

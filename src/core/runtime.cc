@@ -1,5 +1,7 @@
 #include "src/core/runtime.h"
 
+#include "src/core/mpi_beneath.h"
+
 #include <mpi.h>
 
 #include "src/core/comm_state.h"
@@ -44,6 +46,13 @@ void start() {
   platform::buffers_configure(s.staging_bytes, s.device_pool_bytes);
   g_stats_on.store(s.stats, std::memory_order_relaxed);
   g_has_gpu.store(platform::has_gpu(), std::memory_order_relaxed);
+  {
+    const CudaAwareness beneath = find_mpi_cuda_awareness(s.mpi_cuda_aware);
+    set_mpi_cuda_aware(beneath.aware);
+    MPIZIP_INFO("MPI library beneath %s device buffers (%s)%s",
+                beneath.aware ? "takes" : "does not take", beneath.how.c_str(),
+                beneath.aware ? ": device buffers outside MPIZip's paths pass to it unstaged" : "");
+  }
   g_active.store(true, std::memory_order_release);
   if (protocol_setup_job() != MPI_SUCCESS) {
     MPIZIP_WARN("cannot set up the point-to-point protocol; point-to-point calls pass through");

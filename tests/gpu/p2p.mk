@@ -9,7 +9,9 @@
 # (tests/gpu/dtype_pairs_device.sh).
 if HAVE_CUDA
 check_PROGRAMS += tests/gpu/p2p_device tests/gpu/p2p_oom tests/gpu/p2p_semantics_device \
-	tests/gpu/dtype_pairs_device
+	tests/gpu/dtype_pairs_device tests/gpu/cuda_aware_device
+tests_gpu_cuda_aware_device_SOURCES = tests/gpu/cuda_aware_device.c
+tests_gpu_cuda_aware_device_LDADD = -ldl $(CUDA_LDFLAGS) $(CUDA_LIBS)
 tests_gpu_dtype_pairs_device_SOURCES = tests/mpi/dtype_pairs.c
 tests_gpu_dtype_pairs_device_CPPFLAGS = $(AM_CPPFLAGS) -DDTYPE_PAIRS_DEVICE
 tests_gpu_dtype_pairs_device_LDADD = -ldl $(CUDA_LDFLAGS) $(CUDA_LIBS)
@@ -20,6 +22,6 @@ tests_gpu_p2p_oom_LDADD = libmpizip.la $(CUDA_LDFLAGS) $(CUDA_LIBS)
 tests_gpu_p2p_semantics_device_SOURCES = tests/mpi/p2p_semantics.c
 tests_gpu_p2p_semantics_device_CPPFLAGS = $(AM_CPPFLAGS) -DP2P_DEVICE_BUFFERS
 tests_gpu_p2p_semantics_device_LDADD = -ldl $(CUDA_LDFLAGS) $(CUDA_LIBS)
-TESTS += tests/gpu/run-p2p.sh tests/gpu/dtype_pairs_device.sh
+TESTS += tests/gpu/run-p2p.sh tests/gpu/dtype_pairs_device.sh tests/gpu/cuda_aware.sh
 endif
-EXTRA_DIST += tests/gpu/dtype_pairs_device.sh tests/gpu/run-p2p.sh tests/gpu/run-p2p-oom.sh tests/gpu/run-p2p-semantics.sh
+EXTRA_DIST += tests/gpu/cuda_aware.sh tests/gpu/dtype_pairs_device.sh tests/gpu/run-p2p.sh tests/gpu/run-p2p-oom.sh tests/gpu/run-p2p-semantics.sh
