@@ -60,6 +60,14 @@ CudaAwareness find_mpi_cuda_awareness(int setting) {
   return {false, "the MPI library does not say it takes device buffers"};
 }
 
+int library_cuda_support() {
+  static const Query next = [] {
+    std::string where;
+    return next_query(&where);
+  }();
+  return next != nullptr ? next() : 0;
+}
+
 bool mpi_cuda_aware() { return g_aware.load(std::memory_order_relaxed); }
 void set_mpi_cuda_aware(bool aware) { g_aware.store(aware, std::memory_order_relaxed); }
 

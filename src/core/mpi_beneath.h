@@ -19,6 +19,10 @@ struct CudaAwareness {
 // MPI_Init (mpizip-info) and after.
 CudaAwareness find_mpi_cuda_awareness(int setting);
 
+// The MPI library's own MPIX_Query_cuda_support() (the next definition after MPIZip's), 0 where it
+// has none: what MPIX_Query_cuda_support answers where MPIZip does not answer for itself.
+int library_cuda_support();
+
 // The answer found at MPI_Init (false before).
 bool mpi_cuda_aware();
 void set_mpi_cuda_aware(bool aware);

@@ -1,6 +1,5 @@
 // The MPI_* entry points, generated from mpi_calls.def. Each wrapper decides nothing itself: it
 // counts the call when statistics are on and hands it to the handler the table names.
-#include <dlfcn.h>
 #include <mpi.h>
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>  // Open MPI's extensions: declares MPIX_Query_cuda_support where it has it
@@ -8,6 +7,7 @@
 
 #include "src/core/coll_route.h"
 #include "src/core/coll_staging.h"
+#include "src/core/mpi_beneath.h"
 #include "src/core/p2p_route.h"
 #include "src/core/requests.h"
 #include "src/core/runtime.h"
@@ -60,11 +60,5 @@ static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
 // (core::cuda_support); else the MPI library's own answer, the next definition in the search order
 // (there is no PMPIX_ form), or 0 where the library has none.
 extern "C" int MPIX_Query_cuda_support(void) {
-  if (::mpizip::core::cuda_support()) return 1;
-  using Query = int (*)(void);
-  static const Query next = [] {
-    auto q = reinterpret_cast<Query>(dlsym(RTLD_NEXT, "MPIX_Query_cuda_support"));
-    return q == &MPIX_Query_cuda_support ? nullptr : q;
-  }();
-  return next != nullptr ? next() : 0;
+  return ::mpizip::core::cuda_support() ? 1 : ::mpizip::core::library_cuda_support();
 }
