@@ -549,8 +549,12 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   progress();
   Entry* e = find(request);
   if (e == nullptr || !e->persistent || !e->active) {
-    // The operation's error is reported by the wait or test that completes the request.
-    return PMPI_Request_get_status(request, flag, status);
+    // The operation's error is reported by the wait or test that completes the request; what
+    // query_cb records here is not needed.
+    t_completed.clear();
+    const int rc = PMPI_Request_get_status(request, flag, status);
+    t_completed.clear();
+    return rc;
   }
   const bool done = e->done.load(std::memory_order_acquire);
   *flag = done ? 1 : 0;
