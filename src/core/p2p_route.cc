@@ -27,6 +27,10 @@
 namespace mpizip::core {
 namespace {
 
+// The statistics row of a protocol message: its element type, or row 0 for the raw bytes of
+// another signature (src/core/stats.cc).
+inline int stat_slot(const ProtocolType& pt) { return pt.bytes ? 0 : static_cast<int>(pt.dtype); }
+
 // The protocol's view of one call, when the call takes the protocol.
 struct Route {
   CommState* state = nullptr;
@@ -34,6 +38,7 @@ struct Route {
   p2p::UserBuffer buffer;  // the elements back to back: the application's buffer, or packed
   bool packed = false;     // the datatype's elements are elsewhere: `layout` says where
   p2p::Layout layout;
+  int stat_slot = 0;       // statistics row: the element type, 0 for another signature's bytes
   p2p::Channel channel() const { return channel_of(state, comm); }
 };
 
@@ -50,6 +55,7 @@ std::optional<Route> route_of(CommState* s, void* buf, int count, MPI_Datatype t
   r.buffer.dtype = pt->dtype;
   r.buffer.device = process_has_gpu() && platform::is_device_pointer(buf);
   r.buffer.compressible = pt->compressible;
+  r.stat_slot = stat_slot(*pt);
   if (!pt->contiguous) {
     r.packed = true;
     r.layout = p2p::Layout{buf, count, type, comm, r.buffer.device, pt->elems,
@@ -96,10 +102,10 @@ int raise(MPI_Comm comm, int rc) {
 
 // Statistics of protocol messages, counted only when MPIZIP_STATS is on (a few atomic additions
 // are a noticeable part of a small message's cost).
-void count_traffic(std::array<TypeCounters, 8>& by_type, CommState* s, format::DType t,
+void count_traffic(std::array<TypeCounters, 8>& by_type, CommState* s, int slot,
                    const p2p::Traffic& tr) {
   if (!stats_on()) return;
-  TypeCounters& c = by_type[static_cast<int>(t)];
+  TypeCounters& c = by_type[slot];
   c.messages.fetch_add(1, std::memory_order_relaxed);
   if (tr.compressed) c.compressed.fetch_add(1, std::memory_order_relaxed);
   c.app_bytes.fetch_add(tr.app_bytes, std::memory_order_relaxed);
@@ -112,7 +118,7 @@ void count_traffic(std::array<TypeCounters, 8>& by_type, CommState* s, format::D
 // Counts a send's traffic when it completes.
 std::function<void(const p2p::Traffic&)> sent_counter(const Route& r) {
   CommState* s = r.state;
-  format::DType t = r.buffer.dtype;
+  const int t = r.stat_slot;
   return [s, t](const p2p::Traffic& tr) { count_traffic(s->sent, s, t, tr); };
 }
 
@@ -120,7 +126,7 @@ std::function<void(const p2p::Traffic&)> sent_counter(const Route& r) {
 // probed queue: then it is not counted, like a probe-served message).
 void count_received(p2p::RecvOp& op, const Route& r) {
   CommState* s = r.state;
-  format::DType t = r.buffer.dtype;
+  const int t = r.stat_slot;
   op.on_complete([s, t](const p2p::Traffic& tr) { count_traffic(s->received, s, t, tr); });
 }
 
@@ -187,6 +193,7 @@ struct Small {
   CommState* state = nullptr;
   format::DType dtype = format::DType::kFp32;
   uint64_t bytes = 0;
+  int stat_slot = 0;
   bool plain = false;  // not the protocol at all (route() would say the same): pass through
 };
 
@@ -212,7 +219,7 @@ struct Small {
   if (process_has_gpu() && platform::is_device_pointer(buf)) return false;
   if (!may_block_in_mpi()) return false;
   if (!sending && !s->probed.empty()) return false;
-  *out = Small{s, pt->dtype, bytes, false};
+  *out = Small{s, pt->dtype, bytes, stat_slot(*pt), false};
   return true;
 }
 
@@ -247,7 +254,7 @@ int send_small(const Small& m, const void* buf, int count, int dest, int tag, MP
   if (stats_on()) [[unlikely]] {
     p2p::Traffic t;
     t.app_bytes = t.wire_bytes = m.bytes;
-    count_traffic(m.state->sent, m.state, m.dtype, t);
+    count_traffic(m.state->sent, m.state, m.stat_slot, t);
   }
   return rc;
 }
@@ -409,8 +416,8 @@ int send_init_mode(const void* buf, int count, MPI_Datatype type, int dest, int 
 // MPI_Recv into this thread's buffer (any match message fits: the eager size is the same on every
 // rank, protocol.h); a raw inline payload is copied out at once, anything else goes on through
 // the general receiver.
-int recv_blocking(CommState* state, const p2p::UserBuffer& b, int source, int tag, MPI_Comm comm,
-                  MPI_Status* status) {
+int recv_blocking(CommState* state, const p2p::UserBuffer& b, int stat_slot, int source, int tag,
+                  MPI_Comm comm, MPI_Status* status) {
   uint8_t* match = thread_match_buffer();
   const int capacity = static_cast<int>(p2p::kHeaderBytes + send_policy().eager_bytes);
   MPI_Status own;
@@ -423,12 +430,12 @@ int recv_blocking(CommState* state, const p2p::UserBuffer& b, int source, int ta
   if (p2p::deliver_inline(b, match, bytes, &done, &traffic)) {
     // MPI filled in source, tag and error; the count is the application's.
     status_set_bytes(st, reported_bytes(done), false);
-    count_traffic(state->received, state, b.dtype, traffic);
+    count_traffic(state->received, state, stat_slot, traffic);
     return raise(comm, done.error);
   }
   p2p::RecvOp op(channel_of(state, comm), b, match, bytes, st->MPI_SOURCE, st->MPI_TAG);
   drive(op);
-  count_traffic(state->received, state, b.dtype, op.traffic());
+  count_traffic(state->received, state, stat_slot, op.traffic());
   return raise(comm, fill_status(op.status(), status));
 }
 
@@ -535,7 +542,7 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
   Small small;
   if (small_message(buf, count, type, source, comm, false, &small)) {
     const p2p::UserBuffer b{buf, small.bytes / format::elem_bytes(small.dtype), small.dtype, false};
-    return recv_blocking(small.state, b, source, tag, comm, status);
+    return recv_blocking(small.state, b, small.stat_slot, source, tag, comm, status);
   }
   std::optional<Route> r = small.plain ? std::nullopt : route(buf, count, type, source, comm);
   if (!r) {
@@ -555,7 +562,7 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
   }
   if (!r->packed && may_block_in_mpi() && r->state->probed.empty()) {
-    return recv_blocking(r->state, r->buffer, source, tag, comm, status);
+    return recv_blocking(r->state, r->buffer, r->stat_slot, source, tag, comm, status);
   }
   int rc = MPI_SUCCESS;
   auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {

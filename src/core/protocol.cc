@@ -26,6 +26,7 @@ int MPIZip_uint8_element_keyval = MPI_KEYVAL_INVALID;
 namespace mpizip::core {
 
 bool g_job_on = false;
+bool g_all_types = false;
 
 namespace {
 
@@ -117,26 +118,38 @@ int protocol_setup_job() {
   find_truncation_count();
   const Settings& s = settings();
   std::string why;
-  int64_t facts[5] = {
-      platform::gpus(&why).empty() ? 0 : 1,  // a GPU
+  const bool gpu = !platform::gpus(&why).empty();
+  int64_t facts[8] = {
+      gpu ? 1 : 0,                            // a GPU
       s.host_compress ? 1 : 0,                // host compression asked for
       s.protocol == 1 ? 1 : 0,                // MPIZIP_PROTOCOL=on
       s.protocol == 2 ? 1 : 0,                // MPIZIP_PROTOCOL=off
       static_cast<int64_t>(std::min<uint64_t>(s.eager_bytes, p2p::kMaxInlineBytes)),
+      gpu ? 0 : 1,                            // no GPU
+      s.protocol_types == 1 ? 1 : 0,          // MPIZIP_PROTOCOL_TYPES=floats
+      s.protocol_types == 2 ? 1 : 0,          // MPIZIP_PROTOCOL_TYPES=all
   };
-  int64_t job[5];
-  int rc = PMPI_Allreduce(facts, job, 5, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  int64_t job[8];
+  int rc = PMPI_Allreduce(facts, job, 8, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) return rc;
   g_job_on = s.enable && job[3] == 0 && (job[0] != 0 || job[1] != 0 || job[2] != 0);
   g_eager_bytes = static_cast<uint64_t>(job[4]);
   g_job_gpu = job[0] != 0;
+  // Every datatype takes the protocol when every rank has a GPU (auto) or a rank asks for it; a
+  // rank asking for floats only wins. Every rank reaches the same answer from the same reduction.
+  g_all_types = g_job_on && job[6] == 0 && (job[7] != 0 || (job[0] != 0 && job[5] == 0));
+  if (job[6] != 0 && job[7] != 0) {
+    MPIZIP_WARN("MPIZIP_PROTOCOL_TYPES differs across ranks (floats and all); using floats");
+  }
   protocol_refresh_policy();
   if (s.eager_bytes > p2p::kMaxInlineBytes) {
     MPIZIP_WARN("MPIZIP_EAGER_BYTES=%llu is above the limit; using %zu",
                 static_cast<unsigned long long>(s.eager_bytes), p2p::kMaxInlineBytes);
   }
-  MPIZIP_INFO("point-to-point protocol %s (GPU on some rank: %s, host compression: %s)",
-              g_job_on ? "on" : "off", job[0] ? "yes" : "no", job[1] ? "yes" : "no");
+  MPIZIP_INFO("point-to-point protocol %s (GPU on some rank: %s, on every rank: %s, host "
+              "compression: %s; datatypes: %s)",
+              g_job_on ? "on" : "off", job[0] ? "yes" : "no", job[5] ? "no" : "yes",
+              job[1] ? "yes" : "no", g_all_types ? "all" : "floats");
   if (!g_job_on) return MPI_SUCCESS;
   rc = protocol_attach(MPI_COMM_WORLD);
   if (rc == MPI_SUCCESS) rc = protocol_attach(MPI_COMM_SELF);
@@ -223,6 +236,11 @@ std::optional<ProtocolType> protocol_type_of(CommState* s, MPI_Comm comm, MPI_Da
       const format::DType raw = sixteen ? format::DType::kBf16 : format::DType::kE4m3;
       return ProtocolType{d.value_or(raw), sig.elems, sig.contiguous, d.has_value()};
     }
+    case Basic::kOther:
+      // Every other signature, as raw bytes (the packed form of its elements), where the job
+      // carries every datatype; never compressed.
+      if (!g_all_types || sig.elems == 0) return std::nullopt;
+      return ProtocolType{format::DType::kE4m3, sig.elems, sig.contiguous, false, true};
     default:
       return std::nullopt;
   }

@@ -42,8 +42,9 @@ std::string comm_label(CommState& s) {
 }
 
 const char* dtype_name(int t) {
-  static const char* const names[] = {"?", "bf16", "fp16", "fp32", "fp64", "fp8e4m3", "fp8e5m2"};
-  return t >= 1 && t <= 6 ? names[t] : "?";
+  // Row 0: the raw bytes of other signatures (MPIZIP_PROTOCOL_TYPES=all).
+  static const char* const names[] = {"bytes", "bf16", "fp16", "fp32", "fp64", "fp8e4m3", "fp8e5m2"};
+  return t >= 0 && t <= 6 ? names[t] : "?";
 }
 
 // Protocol traffic per direction and element type: messages, how many were compressed, the
@@ -53,7 +54,7 @@ void print_protocol(CommState& s, const std::string& label) {
   char buf[256];
   for (int dir = 0; dir < 2; ++dir) {
     auto& by_type = dir == 0 ? s.sent : s.received;
-    for (int t = 1; t <= 6; ++t) {
+    for (int t = 0; t <= 6; ++t) {
       const TypeCounters& c = by_type[t];
       uint64_t msgs = c.messages.load(std::memory_order_relaxed);
       if (msgs == 0) continue;

@@ -1,6 +1,7 @@
 #include "src/core/type_signature.h"
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -168,9 +169,11 @@ TypeSignature finish(MPI_Datatype t, TypeSignature sig) {
   }
   const size_t eb = basic_bytes(sig.basic);
   if (eb == 0 || size % static_cast<int64_t>(eb) != 0) {
+    // Any other signature: its bytes, back to back when the datatype has no gaps.
     sig.basic = Basic::kOther;
-    sig.elems = 0;
-    sig.contiguous = false;
+    sig.elems = static_cast<uint64_t>(size);
+    sig.element = 0;
+    if (sig.contiguous) sig.contiguous = dense(t, sig);
     return sig;
   }
   sig.elems = static_cast<uint64_t>(size) / eb;
@@ -178,26 +181,38 @@ TypeSignature finish(MPI_Datatype t, TypeSignature sig) {
   return sig;
 }
 
-// Predefined datatypes of other basic types seen so far. Their handles live as long as MPI, so a
-// handle found here needs no MPI call: a small message of MPI_CHAR or MPI_INT on a protocol
-// communicator pays a few compares, not an MPI_Type_get_envelope.
+// Predefined datatypes of other basic types seen so far, with their signatures. Their handles live
+// as long as MPI, so a handle found here needs no MPI call: a small message of MPI_CHAR or MPI_INT
+// on a protocol communicator pays a few compares, not an MPI_Type_get_envelope.
 constexpr int kNamedSlots = 64;
-std::atomic<MPI_Datatype> g_named_other[kNamedSlots];
+struct NamedSlot {
+  std::atomic<MPI_Datatype> handle{};  // zero: empty (never a valid handle); published last
+  std::atomic<uintptr_t> signature{0};  // encode()d
+};
+NamedSlot g_named_other[kNamedSlots];
 
-bool known_named_other(MPI_Datatype t) {
+bool known_named_other(MPI_Datatype t, TypeSignature* out) {
   for (auto& slot : g_named_other) {
-    const MPI_Datatype h = slot.load(std::memory_order_acquire);
-    if (h == t) return true;
-    if (h == MPI_Datatype{}) return false;  // empty slot (zero, never a valid handle)
+    const MPI_Datatype h = slot.handle.load(std::memory_order_acquire);
+    if (h == t) {
+      *out = decode(reinterpret_cast<void*>(slot.signature.load(std::memory_order_relaxed)));
+      return true;
+    }
+    if (h == MPI_Datatype{}) return false;
   }
   return false;
 }
 
-void remember_named_other(MPI_Datatype t) {
+void remember_named_other(MPI_Datatype t, const TypeSignature& sig) {
+  static std::mutex m;
+  std::lock_guard<std::mutex> lock(m);
+  TypeSignature known;
+  if (known_named_other(t, &known)) return;
   for (auto& slot : g_named_other) {
-    MPI_Datatype expected{};
-    if (slot.compare_exchange_strong(expected, t, std::memory_order_acq_rel)) return;
-    if (expected == t) return;
+    if (slot.handle.load(std::memory_order_relaxed) != MPI_Datatype{}) continue;
+    slot.signature.store(reinterpret_cast<uintptr_t>(encode(sig)), std::memory_order_relaxed);
+    slot.handle.store(t, std::memory_order_release);
+    return;
   }
 }
 
@@ -207,8 +222,10 @@ TypeSignature analyse(MPI_Datatype t) {
   int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
   if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return TypeSignature{};
   if (combiner == MPI_COMBINER_NAMED) {
-    remember_named_other(t);
-    return TypeSignature{Basic::kOther, 0, false, 0};
+    // Bytes back to back where the type has no gaps (MPI_DOUBLE_INT, say, has one).
+    const TypeSignature sig = finish(t, TypeSignature{Basic::kOther, 0, true, 0});
+    if (sig.elems < (uint64_t{1} << 48)) remember_named_other(t, sig);
+    return sig;
   }
   void* cached = nullptr;
   int found = 0;
@@ -234,7 +251,8 @@ TypeSignature type_signature(MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) return TypeSignature{};
   if (type == MPI_FLOAT) return TypeSignature{Basic::kFloat, 1, true, 0};
   if (type == MPI_DOUBLE) return TypeSignature{Basic::kDouble, 1, true, 0};
-  if (known_named_other(type)) return TypeSignature{Basic::kOther, 0, false, 0};
+  TypeSignature known;
+  if (known_named_other(type, &known)) return known;
   return analyse(type);
 }
 

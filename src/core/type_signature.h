@@ -17,7 +17,7 @@ namespace mpizip::core {
 // The basic type a datatype's signature repeats.
 enum class Basic : uint8_t {
   kEmpty = 0,   // the empty signature (a datatype of size 0)
-  kOther = 1,   // any other basic type, or a signature mixing several
+  kOther = 1,   // any other basic type, or a signature mixing several: `elems` counts its bytes
   kFloat = 2,   // MPI_FLOAT
   kDouble = 3,  // MPI_DOUBLE
   kU16 = 4,     // MPI_UINT16_T, and MPIZIP_BF16 / MPIZIP_FP16 (duplicates of it)
@@ -26,7 +26,7 @@ enum class Basic : uint8_t {
 
 struct TypeSignature {
   Basic basic = Basic::kOther;
-  uint64_t elems = 0;       // elements of `basic` in one item of the datatype
+  uint64_t elems = 0;       // elements of `basic` in one item of the datatype (kOther: bytes)
   // The elements of `count` items lie back to back from the buffer's address, in signature order
   // (MPI_FLOAT, a dup of it, a contiguous type of it, ...). Otherwise they are packed before a send
   // and unpacked after a receive.

@@ -1,6 +1,7 @@
 /* Datatype pairs: MPI requires only that the two sides of a message use datatypes of the same type
  * signature, not the same datatype. For each protocol element type (float, double, and MPIZip's
- * bf16, fp16, e4m3, e5m2, or the integer types of the same signatures without MPIZip), n elements
+ * bf16, fp16, e4m3, e5m2, or the integer types of the same signatures without MPIZip), and for
+ * int, char, byte and long long (raw bytes where every datatype takes the protocol), n elements
  * travel between every pair of datatype kinds below (basic, contiguous, vector, hvector, indexed,
  * hindexed with blocks in reverse address order, block-indexed, subarray, struct, dup, resized), as
  * sender or receiver, for n = 0, 1, 17, 1000, 1018 (every pair) and 65530, 100000, 262144 (each kind
@@ -206,7 +207,9 @@ static void value(uint8_t* out, int e) {
 }
 
 static const uint8_t kGapSend = 0xEE, kGapRecv = 0x5A;
-static long long sent_large;
+static long long sent_large; /* messages of 4 KiB or more of a float element type */
+static long long sent_all;   /* every message of at least one element sent */
+static int float_element;    /* the element type now sent is one MPIZip compresses */
 
 static void do_send(const Layout* l, int n, int e, int peer, int tag, int form, uint64_t seed) {
   uint8_t* buf = malloc(l->span);
@@ -226,7 +229,8 @@ static void do_send(const Layout* l, int n, int e, int peer, int tag, int form, 
   }
   from_mpi(buf, mbuf, l->span);
   CHECK(rc == MPI_SUCCESS, "send rc %d", rc);
-  if ((size_t)n * e >= 4096) ++sent_large;
+  if (float_element && (size_t)n * e >= 4096) ++sent_large;
+  if (n > 0) ++sent_all; /* an empty datatype (0 elements of a derived kind) stays plain */
   free(buf);
 }
 
@@ -303,23 +307,28 @@ int main(int argc, char** argv) {
   int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "MPIZip_Active");
   const int mpizip_on = active != NULL && active();
   MPI_Datatype* p;
-  MPI_Datatype types[6] = {MPI_FLOAT, MPI_DOUBLE, MPI_UINT16_T, MPI_UINT16_T, MPI_UINT8_T,
-                           MPI_UINT8_T};
-  const char* syms[6] = {NULL, NULL, "MPIZip_bf16", "MPIZip_fp16", "MPIZip_fp8_e4m3",
-                         "MPIZip_fp8_e5m2"};
-  const char* names[6] = {"float", "double", "bf16", "fp16", "e4m3", "e5m2"};
+  /* The float element types, then types the protocol carries as raw bytes only where every
+   * datatype takes it (MPIZIP_PROTOCOL_TYPES=all). */
+  enum { kTypes = 10, kFloatTypes = 6 };
+  MPI_Datatype types[kTypes] = {MPI_FLOAT, MPI_DOUBLE, MPI_UINT16_T, MPI_UINT16_T, MPI_UINT8_T,
+                                MPI_UINT8_T, MPI_INT, MPI_CHAR, MPI_BYTE, MPI_LONG_LONG};
+  const char* syms[kFloatTypes] = {NULL, NULL, "MPIZip_bf16", "MPIZip_fp16", "MPIZip_fp8_e4m3",
+                                   "MPIZip_fp8_e5m2"};
+  const char* names[kTypes] = {"float", "double", "bf16", "fp16", "e4m3", "e5m2",
+                               "int", "char", "byte", "long long"};
   for (int i = 2; i < 6; ++i) {
     if (mpizip_on && (p = (MPI_Datatype*)dlsym(RTLD_DEFAULT, syms[i])) != NULL) types[i] = *p;
   }
-  const int sizes[6] = {4, 8, 2, 2, 1, 1};
+  const int sizes[kTypes] = {4, 8, 2, 2, 1, 1, 4, 1, 1, 8};
   const int small[] = {0, 1, 17, 1000, 1018};
   const int large[] = {65530, 100000, 262144};
   const int partner = rank ^ 1;
   const int sender = rank % 2 == 0;
   long long messages = 0;
   if (partner < size) {
-    for (int ti = 0; ti < 6; ++ti) {
+    for (int ti = 0; ti < kTypes; ++ti) {
       const int e = sizes[ti];
+      float_element = ti < kFloatTypes;
       for (int ci = 0; ci < (int)(sizeof small / sizeof *small) + (int)(sizeof large / sizeof *large); ++ci) {
         const int is_large = ci >= (int)(sizeof small / sizeof *small);
         const int n = is_large ? large[ci - (int)(sizeof small / sizeof *small)] : small[ci];
@@ -360,6 +369,11 @@ int main(int argc, char** argv) {
     CHECK(t.sent_compressed >= (unsigned long long)sent_large,
           "%llu messages sent compressed, fewer than the %lld of 4 KiB or more", t.sent_compressed,
           sent_large);
+    const char* all_types = getenv("DTYPE_PAIRS_EXPECT_ALL_TYPES");
+    if (all_types != NULL && atoi(all_types)) {
+      CHECK(t.sent_messages >= (unsigned long long)sent_all,
+            "%llu messages took the protocol, fewer than the %lld sent", t.sent_messages, sent_all);
+    }
     if (rank == 0) {
       printf("dtype_pairs: %llu protocol messages sent, %llu compressed\n", t.sent_messages,
              t.sent_compressed);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # MPI point-to-point semantics (tests/mpi/p2p_semantics.c) on 2, 3 and 4 ranks, three ways: without
 # MPIZip; with it (a CPU-only job: the protocol is off); and with the protocol on and compression
-# forced on every message (host compression, no size threshold). 2 ranks go up to 256 MB.
+# forced on every message (host compression, no size threshold), also with every datatype taking
+# the protocol (MPIZIP_PROTOCOL_TYPES=all). 2 ranks go up to 256 MB.
 . "$(dirname "$0")/lib.sh"
 prog="$MPIZIP_BUILDDIR/tests/mpi/p2p_semantics"
 for np in 2 3 4; do
@@ -10,4 +11,10 @@ for np in 2 3 4; do
   run_mpi mpizip "$np" "$prog" "$max" || fail "MPIZip, $np ranks"
   MPIZIP_TEST_ENV="MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0" run_mpi mpizip "$np" "$prog" "$max" ||
     fail "MPIZip with compression forced, $np ranks"
+  # Every datatype through the protocol (what a job whose ranks all have GPUs does), the integer,
+  # byte and mixed-struct messages as raw bytes: the statistics must show those were carried.
+  out=$(MPIZIP_TEST_ENV="MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 MPIZIP_PROTOCOL_TYPES=all MPIZIP_STATS=1" \
+        run_mpi mpizip "$np" "$prog" "$max" 2>&1) || { echo "$out" | tail -20; fail "every datatype, $np ranks"; }
+  echo "$out" | grep -q "protocol: sent bytes messages=[1-9]" ||
+    fail "every datatype, $np ranks: no message of another signature took the protocol"
 done
