@@ -1,6 +1,7 @@
 #include "coll/tma_coll.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -68,7 +69,7 @@ int delete_cb(MPI_Comm, int, void* value, void*) {
 
 // Sets up `g` collectively over `comm` (see the header). Leaves g->on false, with a log line on
 // rank 0, when any rank cannot take part.
-void setup(MPI_Comm comm, Group* g) {
+void setup(MPI_Comm comm, Group* g, const Options& o) {
   PMPI_Comm_rank(comm, &g->rank);
   PMPI_Comm_size(comm, &g->size);
   int inter = 0;
@@ -102,6 +103,31 @@ void setup(MPI_Comm comm, Group* g) {
     if (why != nullptr) MPIZIP_INFO("TMA collectives off on this communicator: %s", why);
     return;
   }
+  // Ranks that share a GPU need its kernels to run side by side: the engine's kernels wait on their
+  // peers' kernels, which a time-slicing driver runs a slice (milliseconds) later or after this
+  // one ends. Every rank decides from the same gathered facts.
+  struct Gpu {
+    char id[48];
+    int concurrent;
+  } me{};
+  const std::string id = platform::current_gpu_identity();
+  std::snprintf(me.id, sizeof me.id, "%s", id.c_str());
+  me.concurrent = o.sharing == 1 || (o.sharing == 0 && platform::gpu_processes_concurrent());
+  std::vector<Gpu> gpus(g->size);
+  PMPI_Allgather(&me, sizeof me, MPI_BYTE, gpus.data(), sizeof me, MPI_BYTE, comm);
+  for (int a = 0; a < g->size && why == nullptr; ++a) {
+    for (int b = a + 1; b < g->size; ++b) {
+      if (std::strncmp(gpus[a].id, gpus[b].id, sizeof me.id) == 0 &&
+          (!gpus[a].concurrent || !gpus[b].concurrent)) {
+        why = "ranks share a GPU whose kernels are time-sliced (no MPS; MPIZIP_GPU_SHARING)";
+        break;
+      }
+    }
+  }
+  if (why != nullptr) {
+    if (g->rank == 0) MPIZIP_INFO("TMA collectives off on this communicator: %s", why);
+    return;
+  }
   std::vector<IpcDescriptor> all(g->size);
   PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
   g->cache = IpcCache::shared();
@@ -127,7 +153,7 @@ void setup(MPI_Comm comm, Group* g) {
 }
 
 // The group of `comm`, set up on first use.
-int group_of(MPI_Comm comm, Group** out) {
+int group_of(MPI_Comm comm, const Options& o, Group** out) {
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_keyval == MPI_KEYVAL_INVALID) {
@@ -144,7 +170,7 @@ int group_of(MPI_Comm comm, Group** out) {
     return MPI_SUCCESS;
   }
   auto g = std::make_unique<Group>();
-  setup(comm, g.get());
+  setup(comm, g.get(), o);
   rc = PMPI_Comm_set_attr(comm, g_keyval, g.get());
   if (rc != MPI_SUCCESS) return rc;
   *out = g.release();
@@ -182,7 +208,7 @@ int run(Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t 
   *handled = false;
   if (count == 0) return MPI_SUCCESS;
   Group* g = nullptr;
-  int rc = group_of(comm, &g);
+  int rc = group_of(comm, o, &g);
   if (rc != MPI_SUCCESS || !g->on) return MPI_SUCCESS;
   const int P = g->size, r = g->rank;
   const bool in_place = sendbuf == MPI_IN_PLACE;

@@ -40,6 +40,10 @@ struct Options {
   int stages = 6;              // ring depth
   bool sm_path = false;        // threads' loads and stores instead of bulk copies
   bool host_sync = false;      // end barrier on the host instead of flags in peer memory
+  // Whether kernels of ranks that share a GPU run side by side (MPIZIP_GPU_SHARING): 0 this
+  // rank's platform::gpu_processes_concurrent(), 1 yes, 2 no. Where ranks share a GPU and any of
+  // them says no, the engine (whose kernels wait on each other's) is off for the communicator.
+  int sharing = 0;
 };
 
 // Same contracts as the MPI functions, for `count` elements of `t` (recvcount for

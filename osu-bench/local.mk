@@ -24,7 +24,7 @@ osu_bench_libosubench_la_LIBADD = $(CUDA_LDFLAGS) $(CUDA_LIBS)
 osub_ldadd = osu-bench/libosubench.la $(CUDA_LDFLAGS) $(CUDA_LIBS)
 pkglibexec_PROGRAMS = osu-bench/osu_latency osu-bench/osu_bw osu-bench/osu_bibw \
 	osu-bench/osu_allreduce osu-bench/osu_reduce_scatter osu-bench/osu_allgather \
-	osu-bench/weight_sync
+	osu-bench/osu_bcast osu-bench/osu_alltoall osu-bench/weight_sync
 osu_bench_osu_latency_SOURCES = osu-bench/osu_latency.cc
 osu_bench_osu_latency_CPPFLAGS = $(osub_cppflags)
 osu_bench_osu_latency_LDADD = $(osub_ldadd)
@@ -43,6 +43,12 @@ osu_bench_osu_reduce_scatter_LDADD = $(osub_ldadd)
 osu_bench_osu_allgather_SOURCES = osu-bench/osu_allgather.cc
 osu_bench_osu_allgather_CPPFLAGS = $(osub_cppflags)
 osu_bench_osu_allgather_LDADD = $(osub_ldadd)
+osu_bench_osu_bcast_SOURCES = osu-bench/osu_bcast.cc
+osu_bench_osu_bcast_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_bcast_LDADD = $(osub_ldadd)
+osu_bench_osu_alltoall_SOURCES = osu-bench/osu_alltoall.cc
+osu_bench_osu_alltoall_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_alltoall_LDADD = $(osub_ldadd)
 # A reinforcement-learning weight update: a model's tensors from rank 0 to rank 1, all at once.
 osu_bench_weight_sync_SOURCES = osu-bench/weight_sync.cc
 osu_bench_weight_sync_CPPFLAGS = $(osub_cppflags)

@@ -75,11 +75,21 @@ for t in "${!types[@]}"; do
       --data "$(kind 3)"
     run_check "osu_allgather $type np=$np" "$rows" $np "$bench/osu_allgather" "${args[@]}" \
       --data "$(kind 1)"
+    run_check "osu_bcast $type np=$np" "$rows" $np "$bench/osu_bcast" "${args[@]}" \
+      --data "$(kind 2)"
+    run_check "osu_alltoall $type np=$np" "$rows" $np "$bench/osu_alltoall" "${args[@]}" \
+      --data "$(kind 3)"
     # Sizes with fewer elements than ranks are skipped.
     skipped=$(( np == 2 ? 1 : 2 ))
     run_check "osu_reduce_scatter $type np=$np" "$((rows - skipped))" $np \
       "$bench/osu_reduce_scatter" "${args[@]}" --data "$(kind 2)"
   done
+done
+
+# OSU's default type (MPI_CHAR) through every program, the collectives on 3 ranks.
+for prog in osu_latency osu_bw osu_allgather osu_bcast osu_alltoall; do
+  np=$([ "$prog" = osu_latency ] || [ "$prog" = osu_bw ] && echo 2 || echo 3)
+  run_check "$prog char" 16 $np "$bench/$prog" "${common[@]}" -T char --data normal
 done
 
 # --- weight_sync, small tensors on host buffers: plain MPI, MPIZip preloaded, and MPIZip

@@ -251,6 +251,7 @@ std::optional<coll::tma::Options> tma_options() {
   o.stages = static_cast<int>(std::clamp<int64_t>(st.tma_stages, 2, 32));
   o.sm_path = st.tma == kTmaSm;
   o.host_sync = st.tma_sync == 1;
+  o.sharing = static_cast<int>(st.gpu_sharing);
   return o;
 }
 

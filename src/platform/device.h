@@ -33,6 +33,17 @@ bool has_gpu();
 // The PCI bus id ("0000:19:00.0") of the calling thread's current GPU; empty without one.
 std::string current_gpu_pci_bus_id();
 
+// The identity of the calling thread's current GPU, the same in every process that uses that GPU:
+// its UUID ("GPU-3f2a...", CUDA) or its PCI bus id (HIP); empty without one.
+std::string current_gpu_identity();
+
+// Whether kernels of different processes on one GPU run side by side: on CUDA only under MPS,
+// whose control pipe the driver connects to at start-up (CUDA_MPS_PIPE_DIRECTORY, by default
+// /tmp/nvidia-mps; the pipe `control` there); otherwise the driver time-slices the processes'
+// contexts, and a kernel that waits for another process's kernel waits a time slice or more. On
+// HIP, yes (the hardware schedules several processes' queues). False without a GPU.
+bool gpu_processes_concurrent();
+
 // True when `p` points to device memory (or managed memory) of any GPU. False for host memory and
 // in builds or processes without a GPU.
 bool is_device_pointer(const void* p);

@@ -1,6 +1,9 @@
 // src/platform/device.h through the GPU runtime API (never the driver library, so that the library
 // loads on machines without a driver: there every runtime call fails and we report no GPU).
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <atomic>
 #include <mutex>
 
@@ -97,6 +100,40 @@ std::string current_gpu_pci_bus_id() {
     if (g.index == device) return g.pci_bus_id;
   }
   return "";
+}
+
+std::string current_gpu_identity() {
+  if (!has_gpu()) return "";
+#if defined(MPIZIP_HIP)
+  return current_gpu_pci_bus_id();
+#else
+  int device = 0;
+  cudaDeviceProp prop;
+  if (gpuGetDevice(&device) != gpuSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    (void)gpuGetLastError();
+    return current_gpu_pci_bus_id();
+  }
+  std::string id = "GPU-";
+  static const char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) {
+    const auto b = static_cast<unsigned char>(prop.uuid.bytes[i]);
+    id += kHex[b >> 4];
+    id += kHex[b & 15];
+  }
+  return id;
+#endif
+}
+
+bool gpu_processes_concurrent() {
+  if (!has_gpu()) return false;
+#if defined(MPIZIP_HIP)
+  return true;
+#else
+  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  const std::string pipe = std::string(dir != nullptr && *dir ? dir : "/tmp/nvidia-mps") + "/control";
+  struct stat st;
+  return ::stat(pipe.c_str(), &st) == 0;
+#endif
 }
 
 bool is_device_pointer(const void* p) {

@@ -13,6 +13,9 @@ std::vector<GpuInfo> gpus(std::string* why_none) {
 bool has_gpu() { return false; }
 std::string current_gpu_pci_bus_id() { return ""; }
 
+std::string current_gpu_identity() { return ""; }
+bool gpu_processes_concurrent() { return false; }
+
 bool is_device_pointer(const void*) { return false; }
 
 Status copy_to_host(void*, const void*, uint64_t) { return Status::kNoDevice; }

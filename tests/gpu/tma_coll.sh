@@ -5,13 +5,25 @@
 # TMA_TIMEOUT seconds (a hang fails). MPIZIP_TMA_MIN_BYTES=0: the engine takes every size; one run
 # more keeps the default 64 KiB, so that the full cases' smaller float and double calls go to the
 # MPI library (device buffers staged), checked against the MPI library's own results, beside the
-# engine's. Skipped (77) where there is no GPU.
+# engine's. Each rank count first runs at MPIZIP_GPU_SHARING=auto, which must keep the engine off
+# without MPS (the ranks share one GPU) and on with it. Skipped (77) where there is no GPU.
 . "$MPIZIP_SRCDIR/tests/mpi/lib.sh"
 prog="$MPIZIP_BUILDDIR/tests/gpu/tma_coll"
 "$prog" >/dev/null 2>&1; [ $? = 77 ] && exit 77
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for np in ${TMA_TEST_NPS:-2 3 4}; do
+  # MPIZIP_GPU_SHARING=auto: the ranks share the one GPU, so the engine runs only where their
+  # kernels run side by side (MPS); without MPS the calls go to the MPI library, results checked the
+  # same way.
+  if [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ]; then want="TMA collectives on for $np ranks"
+  else want="TMA collectives off on this communicator: ranks share a GPU whose kernels are time-sliced"; fi
+  MPIZIP_TEST_ENV="MPIZIP_LOG=info MPIZIP_TMA_MIN_BYTES=0" timeout "${TMA_TIMEOUT:-300}" sh -c \
+    ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip $np '$prog' --small" >"$log" 2>&1 ||
+    { tail -30 "$log"; fail "$np ranks, GPU sharing auto"; }
+  grep -q "$want" "$log" || { tail -30 "$log"; fail "$np ranks, GPU sharing auto: expected '$want'"; }
+  echo "$np ranks, GPU sharing auto: $(grep 'tma_coll:' "$log")"
+  # The engine itself, with or without MPS (MPIZIP_GPU_SHARING=concurrent).
   for cfg in "MPIZIP_TMA=auto" "MPIZIP_TMA_MIN_BYTES=64K" "MPIZIP_TMA_SYNC=host" "MPIZIP_TMA=sm MPIZIP_TMA_CTAS=3"; do
     args="--small"
     [ "$cfg" = "MPIZIP_TMA_MIN_BYTES=64K" ] && args="--mpi-below 65536"
@@ -21,7 +33,7 @@ for np in ${TMA_TEST_NPS:-2 3 4}; do
     fi
     min="MPIZIP_TMA_MIN_BYTES=0"
     case $cfg in *MIN_BYTES*) min="" ;; esac
-    MPIZIP_TEST_ENV="MPIZIP_LOG=info $min $cfg" timeout "${TMA_TIMEOUT:-300}" sh -c \
+    MPIZIP_TEST_ENV="MPIZIP_LOG=info MPIZIP_GPU_SHARING=concurrent $min $cfg" timeout "${TMA_TIMEOUT:-300}" sh -c \
       ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip $np '$prog' $args" >"$log" 2>&1 ||
       { tail -30 "$log"; fail "$np ranks, $cfg $args"; }
     grep -q "TMA collectives on for $np ranks" "$log" || { tail -30 "$log"; fail "$np ranks, $cfg: path not taken"; }
