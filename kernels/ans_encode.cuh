@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/ans_table.cuh"
 #include "kernels/bytes.cuh"
@@ -31,6 +32,17 @@ inline constexpr uint64_t kStoredMaxBytes = 1024;
 #define MPIZIP_ENC_BATCH 8
 #endif
 inline constexpr int kBatch = MPIZIP_ENC_BATCH;
+// Table entries of 8 bytes ({m', k | c << 5 | f << 16}: x_max and M - f derived in the step, 2 KiB
+// a table, presence flags inside it) instead of 16 ({m', x_max, M - f, c << 5 | k}): 11 groups a
+// multiprocessor at 16384-symbol blocks instead of 10, bf16 1 GiB 2355 -> 2152 us (v6, measured).
+#ifndef MPIZIP_ENC_ENTRY8
+#define MPIZIP_ENC_ENTRY8 1
+#endif
+inline constexpr bool kEntry8 = MPIZIP_ENC_ENTRY8;
+using Entry = std::conditional_t<kEntry8, uint2, uint4>;
+// Bytes after the words: the table (the sampled counts alias it until it is built), the flags.
+inline constexpr uint32_t kFlagsAt = kEntry8 ? 1024 : 256 * 16;
+inline constexpr uint32_t kTableAreaBytes = kEntry8 ? 256 * 8 : 256 * 16 + 256;
 
 struct Item {
   const uint8_t* src;
@@ -54,18 +66,28 @@ struct Params {
 
 // Shared memory of one group: symbols of the block [0, B), renormalisation words growing down from
 // words_top(B, PB) into the space the consumed symbols free, the encode table, presence flags.
-// Why words_top suffices: a symbol of frequency f >= 1 grows a lane's state by at most
+// The proven bound: a symbol of frequency f >= 1 grows a lane's state by at most
 // log2(M / f) + 1.45 * 2^(PB-16) <= PB + 0.05 bits (PB <= 11), and each word takes 16 bits out,
 // so the words of groups g..G-1 take at most 4 (PB + 0.05) (G - g) bytes; they must stay above the
 // symbols of groups 0..g-1, [0, 32 g): 32 g + 4 (PB + 0.05) (G - g) is largest at g = 0 (PB >= 8),
-// 4 (PB + 0.05) G = B (PB + 0.05) / 8. words_top gives B (PB + 1/8) / 8 + 64 (PB 10: 1.27 B, where
-// the first version reserved 1.5 B for PB 11 and any PB). Hence PB <= 11 on the GPU.
+// 4 (PB + 0.05) G = B (PB + 0.05) / 8 (PB 10: 1.27 B). That bound is kept for blocks of up to 4096
+// symbols; larger blocks get B + kWordsSlack (1.09 B at 16384: 24.6 -> 21.8 KiB a group, 8 -> 10
+// groups a multiprocessor; 19.5 KiB and 11 with 8-byte entries), since coded symbols of float
+// exponents take 2-6 bits, not 8-10. The
+// encoder checks, before every read of symbols, that the words written so far leave them intact
+// (encode() returns false otherwise); such a block is split again and coded with the flat table
+// (every symbol 2^(PB-8), exactly 8 bits a symbol: a lane emits one word every second symbol, so
+// the words of k groups take at most 32 k + 32 bytes, and B + 320 <= words_top always suffices).
+// Hence PB <= 11 on the GPU.
+inline constexpr uint32_t kWordsSlack = 1536;
 __host__ __device__ constexpr uint32_t words_top(int log2_block, int prob_bits) {
   const uint32_t b = 1u << log2_block;
-  return (b + (b * static_cast<uint32_t>(prob_bits - 8) + b / 8) / 8 + 64 + 15) / 16 * 16;
+  const uint32_t proven = (b + (b * static_cast<uint32_t>(prob_bits - 8) + b / 8) / 8 + 64 + 15) / 16 * 16;
+  const uint32_t top = log2_block <= 12 || proven < b + kWordsSlack ? proven : b + kWordsSlack;
+  return top < b + 320 ? b + 320 : top;
 }
 __host__ __device__ constexpr uint32_t group_smem_bytes(int log2_block, int prob_bits) {
-  return words_top(log2_block, prob_bits) + 256 * 16 + 256;
+  return words_top(log2_block, prob_bits) + kTableAreaBytes;
 }
 
 __device__ inline void write_header(uint8_t* dst, DType t, uint64_t count, uint8_t flags, int lb, int pb,
@@ -93,7 +115,7 @@ struct BlockEncoder {
 
   const Params& p;
   uint8_t* buf;      // symbols, then words
-  uint4* table;      // per symbol: {m', x_max, M - f, c << 5 | k}
+  Entry* table;      // per symbol (see Entry)
   uint8_t* flags;
   uint32_t* counts;  // aliases table until the table is built
 
@@ -166,6 +188,11 @@ struct BlockEncoder {
     return h;
   }
 
+  __device__ __forceinline__ static Entry entry(uint32_t mp, uint32_t f, uint32_t c, uint32_t kk, uint32_t m, uint64_t xmax) {
+    if constexpr (kEntry8) return make_uint2(mp, kk | (c << 5) | (f << 16));
+    else return make_uint4(mp, xmax > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(xmax), m - f, (c << 5) | kk);
+  }
+
   // Phase 2: the table, from presence flags and sampled counts.
   __device__ __forceinline__ ans::Table build_table() {
     const int lane = lanes::lane();
@@ -193,47 +220,81 @@ struct BlockEncoder {
         const double q = ceil(static_cast<double>(uint64_t{1} << (32 + kk)) / f);
         const uint32_t mp = static_cast<uint32_t>(static_cast<uint64_t>(q) - (uint64_t{1} << 32));
         const uint64_t xmax = uint64_t{f} << (32 - p.prob_bits);
-        table[lane + 32 * j] = make_uint4(mp, xmax > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(xmax),
-                                          m - f, (t.c[j] << 5) | kk);
+        table[lane + 32 * j] = entry(mp, f, t.c[j], kk, m, xmax);
       }
     }
     lanes::sync();
     return t;
   }
 
-  // Phase 3: rANS over buf[0, n), groups last to first; returns the byte offset in buf of the first
-  // word (words end at 3B/2) and leaves the lane's final state in x.
-  __device__ __forceinline__ uint32_t encode(uint32_t n, uint32_t& x) {
+  // The fallback table: all 256 symbols at f = 2^(PB-8) (floor(x / f) = x >> (PB - 8), m' = 0).
+  __device__ __forceinline__ ans::Table build_flat() {
+    const int lane = lanes::lane();
+    const uint32_t kk = static_cast<uint32_t>(p.prob_bits - 8), f = 1u << kk, m = 1u << p.prob_bits;
+    ans::Table t;
+    t.nsym = 256;
+#pragma unroll
+    for (int j = 0; j < ans::kSymsPerLane; ++j) {
+      t.f[j] = f;
+      t.c[j] = static_cast<uint32_t>(lane + 32 * j) << kk;
+      t.bm[j] = 0xFFFFFFFFu;
+      table[lane + 32 * j] = entry(0, f, t.c[j], kk, m, uint64_t{f} << (32 - p.prob_bits));
+    }
+    lanes::sync();
+    return t;
+  }
+
+  // Phase 3: rANS over buf[0, n), groups last to first; leaves in pos the byte offset in buf of the
+  // first word (words end at words_top) and the lane's final state in x. False (the block unfinished)
+  // when the words would reach symbols not yet read.
+  __device__ __forceinline__ bool encode(uint32_t n, uint32_t& x, uint32_t& pos) {
     const uint32_t top = words_top(p.log2_block, p.prob_bits);
-    uint32_t pos = top;
+    pos = top;
     x = format::kAnsLow;
     const int g_last = static_cast<int>((n + 31) / 32) - 1;
     const uint32_t lt = lanes::mask_lt();
-    auto step = [&](const uint4& e, bool active) {
-      const bool emit = active && x >= e.y;
+    const uint32_t sh = 32 - p.prob_bits, m = 1u << p.prob_bits;
+    auto step = [&](const auto& e, bool active) {
+      uint32_t z, w;
+      bool emit;
+      if constexpr (kEntry8) {
+        // x >= f << (32 - PB), as x > (f << (32 - PB)) - 1: right for f = M too (never).
+        const uint32_t f = e.y >> 16;
+        emit = active && x > (f << sh) - 1;
+        z = m - f, w = e.y & 0xFFFF;
+      } else {
+        emit = active && x >= e.y;
+        z = e.z, w = e.w;
+      }
       const uint32_t b = lanes::ballot(emit);
       pos -= 2 * lanes::popc(b);
       if (emit) *reinterpret_cast<uint16_t*>(buf + pos + 2 * lanes::popc(b & lt)) = static_cast<uint16_t>(x);
       x = emit ? x >> 16 : x;
       if (active) {
-        const uint32_t q = __funnelshift_r(x + __umulhi(x, e.x), 0, e.w);
-        x += q * e.z + (e.w >> 5);
+        const uint32_t q = __funnelshift_r(x + __umulhi(x, e.x), 0, w);
+        x += q * z + (w >> 5);
       }
     };
     const int lane = lanes::lane();
     const bool last_active = g_last * 32 + lane < static_cast<int>(n);
     step(table[last_active ? buf[g_last * 32 + lane] : 0], last_active);
-    // Symbols and table entries are loaded four groups ahead of their use: words written at group
-    // g never reach the symbols of groups below g (see group_smem_bytes), so loading early is
-    // safe, and it keeps the loads off the state's dependency chain.
+    // Symbols and table entries are loaded four groups ahead of their use. Before each read the
+    // words must leave the symbols intact and room for the words about to be written (pos is the
+    // same in every lane): batch g reads groups g-4..g-7, below 32 (g - 3), and writes at most 256
+    // bytes; the tail reads group g, below 32 (g + 1), and writes at most 64.
     int g = g_last - 1;
-    uint4 next[4];
+    Entry next[4];
     if (g >= 3) {
 #pragma unroll
       for (int u = 0; u < 4; ++u) next[u] = table[buf[(g - u) * 32 + lane]];
     }
+    bool ok = true;
     for (; g >= 3; g -= 4) {
-      uint4 e[4];
+      if (pos < 32u * static_cast<uint32_t>(g + 5)) {
+        ok = false;
+        break;
+      }
+      Entry e[4];
 #pragma unroll
       for (int u = 0; u < 4; ++u) e[u] = next[u];
       if (g >= 7) {
@@ -243,9 +304,12 @@ struct BlockEncoder {
 #pragma unroll
       for (int u = 0; u < 4; ++u) step(e[u], true);
     }
-    for (; g >= 0; --g) step(table[buf[g * 32 + lane]], true);
+    for (; ok && g >= 0; --g) {
+      if (pos < 32u * static_cast<uint32_t>(g + 3)) ok = false;
+      else step(table[buf[g * 32 + lane]], true);
+    }
     lanes::sync();
-    return pos;
+    return ok;
   }
 
   // Phase 5: the block at dst (its final place): bitmap, frequencies, states, words, padding.
@@ -278,7 +342,7 @@ __device__ void run(const Params& p, uint8_t* smem) {
   const uint32_t top = words_top(p.log2_block, p.prob_bits);
   uint8_t* gs = smem + lanes::group() * group_smem_bytes(p.log2_block, p.prob_bits);
   const uint32_t bsz = 1u << p.log2_block;
-  BlockEncoder<T, kFused, kAligned> enc{p, gs, reinterpret_cast<uint4*>(gs + top), gs + top + 256 * 16,
+  BlockEncoder<T, kFused, kAligned> enc{p, gs, reinterpret_cast<Entry*>(gs + top), gs + top + kFlagsAt,
                                         reinterpret_cast<uint32_t*>(gs + top)};
   for (;;) {
     const uint32_t t = scan::take_ticket(p.state);
@@ -316,9 +380,17 @@ __device__ void run(const Params& p, uint8_t* smem) {
       const uint64_t hs = lanes::sum(h);
       if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(&p.state->checksum[i]), hs);
     }
-    const ans::Table tab = enc.build_table();
-    uint32_t x;
-    const uint32_t pos = enc.encode(n, x);
+    ans::Table tab = enc.build_table();
+    uint32_t x, pos;
+    if (!enc.encode(n, x, pos)) {
+      // Words past the slack: the symbols again, and the flat table, whose words always fit.
+      enc.split(it, plane, k, n, false, false);
+      tab = enc.build_flat();
+      if (!enc.encode(n, x, pos)) {
+        if (lane == 0) scan::record_error(p.state, i, static_cast<int32_t>(Status::kInternal));
+        pos = top;
+      }
+    }
     const uint32_t hb = static_cast<uint32_t>(format::align_up(32 + 2 * tab.nsym, 4)) + 128;
     const uint32_t size = static_cast<uint32_t>(format::align_up(hb + (top - pos)));
 
