@@ -1,7 +1,8 @@
 /* The instructions a point-to-point call costs, counted under callgrind (repeatable, unlike a
  * timed run on a shared machine). One process sends to itself on MPI_COMM_SELF, so that no cycle
  * is spent waiting for a peer: `blocking` runs MPI_Send + MPI_Recv of one element, `nonblocking`
- * MPI_Isend + MPI_Recv + MPI_Wait, then MPI_Send + MPI_Recv of none. The cost of one iteration is
+ * MPI_Isend + MPI_Recv + MPI_Wait, then MPI_Send + MPI_Recv of none, `window` MPI_Irecv + MPI_Isend +
+ * MPI_Waitall of the two (osu_bw's pattern). The cost of one iteration is
  * the difference between two runs of different lengths, divided by the difference in iterations:
  *
  *   mpicc -O2 osu-bench/call_cost.c -o call_cost
@@ -16,16 +17,22 @@
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: call_cost blocking|nonblocking double|char ITERATIONS\n");
+    fprintf(stderr, "usage: call_cost blocking|nonblocking|window double|char ITERATIONS\n");
     return 2;
   }
   MPI_Init(&argc, &argv);
   const int blocking = strcmp(argv[1], "blocking") == 0;
+  const int window = strcmp(argv[1], "window") == 0;
   const MPI_Datatype t = strcmp(argv[2], "char") == 0 ? MPI_CHAR : MPI_DOUBLE;
   const int n = atoi(argv[3]);
   double b = 1, x = 0;
   for (int i = 0; i < n; ++i) {
-    if (blocking) {
+    if (window) {
+      MPI_Request q[2];
+      MPI_Irecv(&x, 1, t, 0, 0, MPI_COMM_SELF, &q[0]);
+      MPI_Isend(&b, 1, t, 0, 0, MPI_COMM_SELF, &q[1]);
+      MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    } else if (blocking) {
       MPI_Send(&b, 1, t, 0, 0, MPI_COMM_SELF);
       MPI_Recv(&x, 1, t, 0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE);
     } else {

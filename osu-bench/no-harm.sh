@@ -33,6 +33,12 @@ rows() {  # rows TAG: every row, under the MPS state TAG
     -m 1:65536 -i 3000 -x 300 --data normal >"$out/lat_host_char_$t.txt" 2>&1
   "$cmp" --reps 3 --json "$out/bw_host_char_$t.json" -- osu_bw -d host -T char \
     -m 1:64 -i 2000 -x 200 -W 64 --data normal >"$out/bw_host_char_$t.txt" 2>&1
+  # The same message rate of float (the protocol's small-message path) and of char with only the
+  # float signatures in the protocol (MPIZIP_PROTOCOL_TYPES=floats: MPI_CHAR passes through).
+  "$cmp" --reps 3 --json "$out/bw_host_float_$t.json" -- osu_bw -d host -T float \
+    -m 4:64 -i 2000 -x 200 -W 64 --data normal >"$out/bw_host_float_$t.txt" 2>&1
+  "$cmp" --reps 3 --env "MPIZIP_PROTOCOL_TYPES=floats" --json "$out/bw_host_char_floats_$t.json" -- \
+    osu_bw -d host -T char -m 1:64 -i 2000 -x 200 -W 64 --data normal >"$out/bw_host_char_floats_$t.txt" 2>&1
   for c in allreduce allgather; do
     "$cmp" --reps 3 --baseline "MPIZIP_TMA=off" --json "$out/${c}_cuda_float_$t.json" -- \
       "osu_$c" -d cuda -T float -c -m 1024:67108864 -i 20 -x 3 --data normal \

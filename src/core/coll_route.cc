@@ -1,6 +1,8 @@
 #include "src/core/coll_route.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +17,7 @@
 #include "src/core/requests.h"
 #include "src/core/runtime.h"
 #include "src/core/settings.h"
+#include "src/platform/buffers.h"
 #include "src/platform/device.h"
 #include "src/platform/log.h"
 
@@ -291,6 +294,15 @@ int comm_size(MPI_Comm comm) {
 
 }  // namespace
 
+// A reduce-scatter-block of MPIZIP_BF16 or MPIZIP_FP16 that the engine did not take (time-sliced
+// GPU sharing, MPIZIP_TMA=off, several nodes): the MPI library knows those types only as 16-bit
+// integers and cannot reduce them, so the two-shot allreduce (which reduces them at every size, in
+// the same fixed rank order as the engine) reduces the whole input into memory of the output's
+// kind, and this rank's block is copied out. Not handled (*handled false) for other types, counts
+// past int, or when the allreduce would go to the MPI library too.
+static int narrow_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                MPI_Datatype type, MPI_Op op, MPI_Comm comm, bool* handled);
+
 int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   auto o = tma_options();
@@ -305,6 +317,9 @@ int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcoun
                                              *rop, comm, *o, &handled);
     if (handled || rc != MPI_SUCCESS) return raise(comm, rc);
   }
+  bool handled = false;
+  int rc = narrow_reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, &handled);
+  if (handled) return rc;
   return reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
 }
 
@@ -344,6 +359,42 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   int rc = start_twoshot(*r, sendbuf, recvbuf, count, comm, &o);
   if (rc == MPI_SUCCESS) rc = drive(*o);
   return raise(comm, rc);
+}
+
+static int narrow_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                MPI_Datatype type, MPI_Op op, MPI_Comm comm, bool* handled) {
+  *handled = false;
+  auto t = tma_dtype(type);
+  if (!t || (*t != format::DType::kBf16 && *t != format::DType::kFp16) || recvcount <= 0 ||
+      comm == MPI_COMM_NULL) {
+    return MPI_SUCCESS;
+  }
+  const int P = comm_size(comm);
+  const int64_t total = static_cast<int64_t>(recvcount) * P;
+  if (P < 1 || total > INT_MAX || !route(static_cast<int>(total), type, op, comm)) return MPI_SUCCESS;
+  *handled = true;
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  const uint64_t block = static_cast<uint64_t>(recvcount) * format::elem_bytes(*t);
+  const bool device = platform::is_device_pointer(recvbuf);
+  platform::DeviceBuffer dscratch;
+  platform::HostBuffer hscratch;
+  const Status got = device ? dscratch.resize(block * static_cast<uint64_t>(P))
+                            : hscratch.resize(block * static_cast<uint64_t>(P));
+  if (got != Status::kOk) return raise(comm, MPI_ERR_NO_MEM);
+  uint8_t* scratch = device ? dscratch.data() : hscratch.data();
+  // MPI_IN_PLACE: the input is the receive buffer's recvcount x P elements.
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  int rc = allreduce(input, scratch, static_cast<int>(total), type, op, comm);
+  if (rc != MPI_SUCCESS) return rc;  // raised by allreduce
+  const uint8_t* mine = scratch + block * static_cast<uint64_t>(rank);
+  if (device) {
+    if (platform::copy_device_to_device(recvbuf, mine, block) != Status::kOk)
+      return raise(comm, MPI_ERR_OTHER);
+  } else {
+    std::memcpy(recvbuf, mine, block);
+  }
+  return MPI_SUCCESS;
 }
 
 int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
