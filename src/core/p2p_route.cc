@@ -197,8 +197,9 @@ struct Small {
   bool plain = false;  // not the protocol at all (route() would say the same): pass through
 };
 
-[[gnu::always_inline]] inline bool small_message(const void* buf, int count, MPI_Datatype type, int peer, MPI_Comm comm,
-                   bool sending, Small* out) {
+[[gnu::always_inline]] inline bool small_message(const void* buf, int count, MPI_Datatype type,
+                                                 int peer, MPI_Comm comm, bool sending, Small* out,
+                                                 bool blocking = true) {
   if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL) {
     out->plain = true;
     return false;
@@ -217,7 +218,7 @@ struct Small {
   // that fits its buffer inline, so only the sender's choice matters here.
   if (sending && p.host_compress && bytes > 0 && bytes >= p.min_bytes) return false;
   if (process_has_gpu() && platform::is_device_pointer(buf)) return false;
-  if (!may_block_in_mpi()) return false;
+  if (blocking && !may_block_in_mpi()) return false;
   if (!sending && !s->probed.empty()) return false;
   *out = Small{s, pt->dtype, bytes, stat_slot(*pt), false};
   return true;
@@ -347,7 +348,23 @@ int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request* request, p2p::SendMode mode) {
   const bool synchronous = mode == p2p::SendMode::kSynchronous;
-  auto r = route(buf, count, type, dest, comm);
+  // A bare message (p2p/wire.h: the application's bytes alone) is the MPI library's own message:
+  // its request is MPI's, with nothing of MPIZip's to advance or complete.
+  Small small;
+  if (mode != p2p::SendMode::kBuffered &&
+      small_message(buf, count, type, dest, comm, true, &small, false) &&
+      small.bytes <= p2p::kBareMaxBytes) {
+    const int n = static_cast<int>(small.bytes);
+    const int rc = synchronous ? PMPI_Issend(buf, n, MPI_BYTE, dest, tag, comm, request)
+                               : PMPI_Isend(buf, n, MPI_BYTE, dest, tag, comm, request);
+    if (rc == MPI_SUCCESS && stats_on()) [[unlikely]] {
+      p2p::Traffic t;
+      t.app_bytes = t.wire_bytes = small.bytes;
+      count_traffic(small.state->sent, small.state, small.stat_slot, t);
+    }
+    return raise(comm, rc);
+  }
+  auto r = small.plain ? std::nullopt : route(buf, count, type, dest, comm);
   if (!r && mode == p2p::SendMode::kBuffered) {
     if (staged(buf, count, dest)) return bsend_staged(buf, count, type, dest, tag, comm, request);
     return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);

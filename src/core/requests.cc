@@ -226,7 +226,18 @@ int request_start(std::unique_ptr<platform::Operation> op, MPI_Comm comm, MPI_Re
   }
   add(e);
   *request = e->handle;
-  progress();
+  // The new operation takes its first step now; every 16th start also advances every pending
+  // operation. (Advancing them all at every start cost a window of W non-blocking calls W^2 MPI
+  // tests: osu_bw's 64 messages a window ran at a fifteenth of MPI's rate. Waits, tests, blocking
+  // calls and the progress thread still advance every operation.)
+  static std::atomic<unsigned> starts{0};
+  if ((starts.fetch_add(1, std::memory_order_relaxed) & 15) == 15) {
+    progress();
+  } else {
+    std::lock_guard<std::recursive_mutex> lock(g_mutex);
+    if (pending(e) && (e->op->progress() || e->op->detachable())) on_done(e);
+    progress_background();
+  }
   progress_thread_notify();
   return MPI_SUCCESS;
 }
