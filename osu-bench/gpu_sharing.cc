@@ -15,15 +15,14 @@
 #include <cstdio>
 #include <vector>
 
+#include "osu-bench/common/bench_util.h"
+
 // osu-bench/gpu_sharing_spin.cu: a kernel that spins `cycles` SM cycles on `ctas` CTAs of 128 threads.
 extern "C" cudaError_t gpu_sharing_spin(int ctas, long long cycles, int* sink, cudaStream_t s);
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using osub::bench::median;
 
 bool check(cudaError_t e, const char* what, int rank) {
   if (e == cudaSuccess) return true;

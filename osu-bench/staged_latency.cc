@@ -17,12 +17,11 @@
 #include <cstring>
 #include <vector>
 
+#include "osu-bench/common/bench_util.h"
+
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using osub::bench::median;
 
 }  // namespace
 

@@ -1,10 +1,11 @@
-// What the standalone GPU benchmarks (osu-bench/codec, osu-bench/fold, osu-bench/tma_sweep) share:
-// failing loudly on a CUDA or MPIZip error, and their option values (sizes with K/M/G suffixes,
-// comma lists).
+// What the standalone GPU benchmarks (osu-bench/codec, osu-bench/fold, osu-bench/tma_sweep,
+// osu-bench/gpu_sharing, osu-bench/staged_latency) share: failing loudly on a CUDA or MPIZip error,
+// their option values (sizes with K/M/G suffixes, comma lists) and medians.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,13 @@
   } while (0)
 
 namespace osub::bench {
+
+// The median of a sample (the upper one of an even count).
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
 
 inline uint64_t parse_size(const std::string& s) {
   char* end = nullptr;
