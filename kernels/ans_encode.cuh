@@ -189,8 +189,15 @@ struct BlockEncoder {
   }
 
   __device__ __forceinline__ static Entry entry(uint32_t mp, uint32_t f, uint32_t c, uint32_t kk, uint32_t m, uint64_t xmax) {
-    if constexpr (kEntry8) return make_uint2(mp, kk | (c << 5) | (f << 16));
-    else return make_uint4(mp, xmax > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(xmax), m - f, (c << 5) | kk);
+    // The preprocessor, not `if constexpr`: kEntry8 is no template parameter, so both branches
+    // would be checked, and a uint4 does not convert to a uint2 (hipcc rejects it).
+#if MPIZIP_ENC_ENTRY8
+    (void)m;
+    (void)xmax;
+    return make_uint2(mp, kk | (c << 5) | (f << 16));
+#else
+    return make_uint4(mp, xmax > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(xmax), m - f, (c << 5) | kk);
+#endif
   }
 
   // Phase 2: the table, from presence flags and sampled counts.
