@@ -195,6 +195,9 @@ struct Small {
   uint64_t bytes = 0;
   int stat_slot = 0;
   bool plain = false;  // not the protocol at all (route() would say the same): pass through
+  // For a plain message: the communicator when it has the protocol (its probed queue must be
+  // looked at), else null; what protocol_comm() would say, found by the same lookup.
+  CommState* plain_comm = nullptr;
 };
 
 [[gnu::always_inline]] inline bool small_message(const void* buf, int count, MPI_Datatype type,
@@ -208,6 +211,8 @@ struct Small {
   const auto pt = protocol_type(s, comm, type);
   if (!pt) {
     out->plain = true;
+    out->plain_comm = active() && s != nullptr && s->protocol.load(std::memory_order_acquire)
+                          ? s : nullptr;
     return false;
   }
   if (!pt->contiguous) return false;
@@ -564,7 +569,8 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
   std::optional<Route> r = small.plain ? std::nullopt : route(buf, count, type, source, comm);
   if (!r) {
     platform::OpStatus st;
-    if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm, &st)) {
+    CommState* queue = small.plain ? small.plain_comm : protocol_comm(comm);
+    if (serve_plain_from_queue(queue, buf, count, type, source, tag, comm, &st)) {
       return raise(comm, fill_status(st, status));
     }
     if (staged(buf, count, source)) {

@@ -251,8 +251,20 @@ TypeSignature type_signature(MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) return TypeSignature{};
   if (type == MPI_FLOAT) return TypeSignature{Basic::kFloat, 1, true, 0};
   if (type == MPI_DOUBLE) return TypeSignature{Basic::kDouble, 1, true, 0};
+  // The last predefined datatype of another basic type this thread looked up (a code sending
+  // MPI_CHAR or MPI_INT sends it again and again): one compare instead of the table's scan.
+  // Predefined handles only: a derived one may be freed and its handle reused.
+  struct Last {
+    MPI_Datatype type{};
+    uintptr_t signature = 0;
+  };
+  static thread_local __attribute__((tls_model("initial-exec"))) Last last;
+  if (last.type == type && last.signature != 0) return decode(reinterpret_cast<void*>(last.signature));
   TypeSignature known;
-  if (known_named_other(type, &known)) return known;
+  if (known_named_other(type, &known)) {
+    last = Last{type, reinterpret_cast<uintptr_t>(encode(known))};
+    return known;
+  }
   return analyse(type);
 }
 
