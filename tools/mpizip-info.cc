@@ -69,15 +69,13 @@ void print_machine() {
                 nics.empty() ? "none found" : nics.c_str());
   }
   if (!gpus.empty()) {
-    // What the intra-node collectives decide from (MPIZIP_GPU_SHARING, docs/DESIGN.md).
-    const int sharing = static_cast<int>(mpizip::core::settings().gpu_sharing);
-    const bool concurrent =
-        sharing == 1 || (sharing == 0 && mpizip::platform::gpu_processes_concurrent());
-    std::printf("  GPU sharing  %s: kernels of processes sharing this GPU %s\n",
+    // The facts the intra-node collectives decide from (coll/tma_coll.cc; MPIZIP_GPU_SHARING
+    // overrides the second).
+    std::printf("  GPU sharing  %s; kernels of processes sharing it %s\n",
                 mpizip::platform::current_gpu_identity().c_str(),
-                concurrent ? "run side by side (MPS, or set so)"
-                           : "are time-sliced (no MPS): the intra-node collectives stay off where "
-                             "ranks share it");
+                mpizip::platform::gpu_processes_concurrent()
+                    ? "run side by side (MPS)"
+                    : "are time-sliced (no MPS found)");
   }
   auto t = mpizip::platform::topology();
   if (t.available) {
