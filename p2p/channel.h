@@ -30,6 +30,8 @@ struct SendPolicy {
   uint64_t min_bytes = 1 << 20;      // host buffers: compress at or above this many bytes
   uint64_t gpu_min_bytes = 4 << 20;  // device buffers: the same
   uint64_t eager_bytes = 16384;  // inline payloads up to this many bytes
+  // Messages of at most this many bytes travel bare (wire.h); every other match message is longer.
+  uint64_t bare_bytes = 8;
   bool host_compress = false;    // compress host buffers (CPU codec)
   bool checksum = false;         // add a checksum to compressed streams
   Pipeline pipeline = Pipeline::kSplit;

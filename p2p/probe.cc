@@ -28,7 +28,8 @@ int pull(const Channel& ch, int source, int tag, bool blocking, int* found) {
   m->bytes.resize(static_cast<size_t>(bytes));
   rc = PMPI_Mrecv(m->bytes.data(), static_cast<int>(bytes), MPI_BYTE, &msg, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS) return rc;
-  m->protocol = parse_header(m->bytes.data(), m->bytes.size(), &m->header);
+  m->protocol =
+      parse_header(m->bytes.data(), m->bytes.size(), ch.policy.bare_bytes, &m->header);
   ch.probed->push(std::move(m));
   return MPI_SUCCESS;
 }

@@ -35,8 +35,9 @@ RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, int source, int tag) : ch
       return;
     }
   }
-  // The largest match message any rank sends: core makes eager_bytes the same on every rank.
-  match_capacity_ = kHeaderBytes + ch_.policy.eager_bytes;
+  // The largest match message any rank sends (core makes eager_bytes and bare_bytes the same on
+  // every rank): a full header with an inline payload, or a bare message.
+  match_capacity_ = kHeaderBytes + std::max(ch_.policy.eager_bytes, ch_.policy.bare_bytes);
   match_buf_.reset(new uint8_t[match_capacity_]);
   post_error_ = PMPI_Irecv(match_buf_.get(), static_cast<int>(match_capacity_), MPI_BYTE, source,
                            tag, ch_.comm, &match_req_);
@@ -154,7 +155,7 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
   status_.source = source;
   status_.tag = tag;
   size_t payload_at = kHeaderBytes;
-  if (bytes <= kBareMaxBytes) {
+  if (bytes <= ch_.policy.bare_bytes) {
     // A bare message (wire.h): the application's bytes, of whatever element type.
     header_ = make_header(Payload::kInline, Encoding::kRaw, b_.dtype, 0,
                           bytes / format::elem_bytes(b_.dtype), bytes);
@@ -164,7 +165,7 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
     deliver_host(msg);
     return;
   }
-  if (!protocol || !parse_header(msg, bytes, &header_, &payload_at)) {
+  if (!protocol || !parse_header(msg, bytes, ch_.policy.bare_bytes, &header_, &payload_at)) {
     MPIZIP_ERROR("receive of a protocol datatype matched a message of %llu bytes that is not an "
                  "MPIZip message (from rank %d, tag %d): the sender used another datatype",
                  static_cast<unsigned long long>(bytes), source, tag);

@@ -21,14 +21,15 @@
 namespace mpizip::p2p {
 
 // A blocking receive's fast path: a match message (`bytes` bytes at `msg`) that carries its raw
-// payload, for a host buffer of the same element type, is delivered with one copy. Returns false,
+// payload (bare, at most `bare_bytes`, or compact), for a host buffer of the same element type, is
+// delivered with one copy. Returns false,
 // doing nothing, for any other message (which then takes a RecvOp); else true with the error,
 // delivered bytes and traffic filled in (source and tag are the caller's).
 inline bool deliver_inline(const UserBuffer& b, const uint8_t* msg, uint64_t bytes,
-                           platform::OpStatus* st, Traffic* traffic) {
+                           uint64_t bare_bytes, platform::OpStatus* st, Traffic* traffic) {
   if (b.device) return false;
   const uint64_t capacity = static_cast<uint64_t>(b.count) * format::elem_bytes(b.dtype);
-  if (bytes <= kBareMaxBytes) {  // a bare message (wire.h): the application's bytes
+  if (bytes <= bare_bytes) {  // a bare message (wire.h): the application's bytes
     const uint64_t n = bytes < capacity ? bytes : capacity;
     copy_payload(b.ptr, msg, n);
     st->bytes = n;

@@ -236,8 +236,10 @@ class SendOp : public platform::Operation {
                          : payload_where_ == Memory::kDevice ? Payload::kBulkDevice
                                                              : Payload::kBulk;
     size_t header_bytes = kHeaderBytes;
-    if (kind == Payload::kInline && encoding_ == Encoding::kRaw && payload_bytes_ <= kBareMaxBytes) {
+    if (kind == Payload::kInline && encoding_ == Encoding::kRaw &&
+        payload_bytes_ <= ch_.policy.bare_bytes) {
       header_bytes = 0;  // bare (wire.h)
+      bare_ = true;
       match_.resize(payload_bytes_);
     } else if (kind == Payload::kInline && encoding_ == Encoding::kRaw) {
       const CompactHeader h = make_compact_header(b_.dtype, static_cast<uint64_t>(b_.count));
@@ -367,6 +369,8 @@ class SendOp : public platform::Operation {
   }
 
   int post_match() {
+    // Every match message but a bare one is longer than bare_bytes (wire.h: match_size).
+    if (!bare_) match_.resize(match_size(match_.size(), ch_.policy.bare_bytes), 0);
     const int n = static_cast<int>(match_.size());
     return synchronous_ ? PMPI_Issend(match_.data(), n, MPI_BYTE, dest_, tag_, ch_.comm, &match_req_)
                         : PMPI_Isend(match_.data(), n, MPI_BYTE, dest_, tag_, ch_.comm, &match_req_);
@@ -431,6 +435,7 @@ class SendOp : public platform::Operation {
 
   uint32_t bulk_tag_ = 0;
   std::vector<uint8_t> match_;
+  bool bare_ = false;  // the match message is the application's bytes alone (wire.h)
   MPI_Request match_req_ = MPI_REQUEST_NULL;
   std::unique_ptr<transport::Transfer> transfers_[2];
   int error_ = MPI_SUCCESS;

@@ -32,7 +32,9 @@ MatchHeader make_header(Payload payload, Encoding encoding, format::DType dtype,
   return h;
 }
 
-bool parse_header(const void* msg, size_t bytes, MatchHeader* out, size_t* payload_at) {
+bool parse_header(const void* msg, size_t bytes, uint64_t bare_bytes, MatchHeader* out,
+                  size_t* payload_at) {
+  if (bytes <= bare_bytes) return false;  // bare: the application's bytes, whatever they look like
   if (bytes >= kCompactHeaderBytes) {
     CompactHeader c;
     std::memcpy(&c, msg, kCompactHeaderBytes);
@@ -66,7 +68,8 @@ bool parse_header(const void* msg, size_t bytes, MatchHeader* out, size_t* paylo
     const uint64_t elem = format::elem_bytes(h.dtype);
     if (h.encoding != Encoding::kCompressed || h.count == 0 || h.payload_bytes == 0 ||
         h.payload_bytes % elem != 0 || h.payload_bytes > kMaxChunkBytes ||
-        h.app_bytes / h.payload_bytes >= kMaxChunks || bytes != kHeaderBytes) {
+        h.app_bytes / h.payload_bytes >= kMaxChunks ||
+        bytes != match_size(kHeaderBytes, bare_bytes)) {
       return false;
     }
     *out = h;
@@ -74,8 +77,11 @@ bool parse_header(const void* msg, size_t bytes, MatchHeader* out, size_t* paylo
     return true;
   }
   if (h.encoding == Encoding::kRaw && h.payload_bytes != h.app_bytes) return false;
-  if (h.payload == Payload::kInline && bytes != kHeaderBytes + h.payload_bytes) return false;
-  if (h.payload != Payload::kInline && bytes != kHeaderBytes) return false;
+  if (h.payload == Payload::kInline &&
+      bytes != match_size(kHeaderBytes + h.payload_bytes, bare_bytes)) {
+    return false;
+  }
+  if (h.payload != Payload::kInline && bytes != match_size(kHeaderBytes, bare_bytes)) return false;
   if (h.payload == Payload::kSplit &&
       (h.encoding != Encoding::kCompressed ||
        h.payload_bytes < format::coded_offset(h.dtype, h.count))) {

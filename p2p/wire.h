@@ -56,14 +56,19 @@ static_assert(sizeof(MatchHeader) == kHeaderBytes, "match header is 48 bytes");
 MatchHeader make_header(Payload payload, Encoding encoding, format::DType dtype, uint32_t bulk_tag,
                         uint64_t count, uint64_t payload_bytes);
 
-// A raw payload of at most 8 bytes from a host buffer travels bare: the application's bytes
-// alone, as the application would have sent them. Every other match message is longer than 8 bytes
-// (a compact one at least 16, a full one at least 48), so the receiver tells the two apart by the
-// size MPI reports. Why: Open MPI's shared-memory path carries a message of up to 8 bytes about
-// 0.07 us faster than one of 12 or more (osu-bench/results/README.md), so any header would cost an
-// 8-byte message a fifth of its latency. What it gives up: the element-type check of such a tiny
+// A message of at most `bare_bytes` application bytes (SendPolicy, the same on every rank) travels
+// bare: the application's bytes alone, sent and received by the MPI library as the application's
+// own message, with the application's datatypes. Every other match message is longer than
+// `bare_bytes` (a compact one is 16 + more than bare_bytes; a full one is padded to bare_bytes + 1
+// where it would be shorter: match_size()), so the receiver tells the two apart by the size MPI
+// reports, and a receive of at most bare_bytes can be the MPI library's own receive into the
+// application's buffer: any message it may legally match is bare. Why: a header costs a small
+// message its place in the MPI library's fastest path and the receiver a request of MPIZip's
+// (osu-bench/results/README.md, "No harm"). What it gives up: the element-type check of such a
 // message, which the MPI library does not make either.
-inline constexpr size_t kBareMaxBytes = 8;
+inline uint64_t match_size(uint64_t natural_bytes, uint64_t bare_bytes) {
+  return natural_bytes > bare_bytes ? natural_bytes : bare_bytes + 1;
+}
 
 // Copies a small message's payload: 4 and 8 bytes (one element of the common types) without a
 // library call, anything else with memcpy.
@@ -94,9 +99,11 @@ inline CompactHeader make_compact_header(format::DType dtype, uint64_t count) {
 }
 
 // Validates a received match message of `bytes` bytes, in either form: magic, version, check,
-// enums and sizes consistent with `bytes`. A compact message comes back as the equivalent full
-// header (an inline raw payload). *payload_at (when given) receives the payload's offset in the
-// message. False for anything else, such as a plain message of a non-conforming sender.
-bool parse_header(const void* msg, size_t bytes, MatchHeader* out, size_t* payload_at = nullptr);
+// enums and sizes consistent with `bytes` (a full header padded to match_size() included). A
+// compact message comes back as the equivalent full header (an inline raw payload). *payload_at
+// (when given) receives the payload's offset in the message. False for anything else: a bare
+// message (at most `bare_bytes`, whatever it holds), or a plain message of a non-conforming sender.
+bool parse_header(const void* msg, size_t bytes, uint64_t bare_bytes, MatchHeader* out,
+                  size_t* payload_at = nullptr);
 
 }  // namespace mpizip::p2p

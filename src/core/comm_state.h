@@ -63,6 +63,9 @@ struct CommState {
   p2p::ProbedQueue probed;
   std::array<TypeCounters, 8> sent;     // by format::DType value (1..6)
   std::array<TypeCounters, 8> received;
+  // Messages of a protocol signature of at most the bare size (p2p/wire.h): the MPI library's own.
+  std::atomic<uint64_t> bare_sent{0};
+  std::atomic<uint64_t> bare_received{0};
   std::atomic<uint64_t> codec_ns{0};
   std::atomic<uint64_t> staging_ns{0};
 };

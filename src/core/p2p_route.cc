@@ -64,15 +64,43 @@ std::optional<Route> route_of(CommState* s, void* buf, int count, MPI_Datatype t
   return r;
 }
 
+// The communicator has the protocol: probes and receives must look at its probed queue.
+CommState* protocol_comm(MPI_Comm comm) {
+  if (!protocol_job_on() || !active() || comm == MPI_COMM_NULL) return nullptr;
+  CommState* s = comm_state_find(comm);
+  return s != nullptr && s->protocol.load(std::memory_order_acquire) ? s : nullptr;
+}
+
 // Protocol when MPIZip is active, the communicator has the protocol and the datatype's signature
 // is of a protocol element type; everything else (including invalid arguments, which MPI reports)
 // passes through.
-std::optional<Route> route(const void* buf, int count, MPI_Datatype type, int peer, MPI_Comm comm) {
+// A message of at most the bare size travels as the MPI library's own (p2p/wire.h), so it passes
+// through here too; a receive of that size whose communicator holds probed messages takes the
+// protocol's receiver instead (with `any_size`), which serves them in order in either form.
+std::optional<Route> route(const void* buf, int count, MPI_Datatype type, int peer, MPI_Comm comm,
+                           bool any_size = false) {
   if (!protocol_job_on() || !active() || count < 0 || peer == MPI_PROC_NULL ||
       comm == MPI_COMM_NULL) {
     return std::nullopt;
   }
-  return route_of(comm_state_find(comm), const_cast<void*>(buf), count, type, comm);
+  CommState* s = comm_state_find(comm);
+  auto r = route_of(s, const_cast<void*>(buf), count, type, comm);
+  if (r && !any_size &&
+      r->buffer.count * format::elem_bytes(r->buffer.dtype) <= send_policy().bare_bytes) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+// A receive of at most the bare size on a communicator whose probed queue holds messages: the
+// protocol's receiver, which takes a queued message of either form (a plain receive would find a
+// queued headered one only as a type error).
+std::optional<Route> receive_route(void* buf, int count, MPI_Datatype type, int source,
+                                   MPI_Comm comm) {
+  if (auto r = route(buf, count, type, source, comm)) return r;
+  CommState* s = protocol_comm(comm);
+  if (s == nullptr || s->probed.empty()) return std::nullopt;
+  return route(buf, count, type, source, comm, true);
 }
 
 // A device buffer outside the protocol: staged through host memory by each side, since the MPI
@@ -82,12 +110,6 @@ bool staged(const void* buf, int count, int peer) {
          peer != MPI_PROC_NULL && platform::is_device_pointer(buf);
 }
 
-// The communicator has the protocol: probes and receives must look at its probed queue.
-CommState* protocol_comm(MPI_Comm comm) {
-  if (!protocol_job_on() || !active() || comm == MPI_COMM_NULL) return nullptr;
-  CommState* s = comm_state_find(comm);
-  return s != nullptr && s->protocol.load(std::memory_order_acquire) ? s : nullptr;
-}
 
 // A blocking call may block inside the MPI library (instead of polling MPIZip's operations) when
 // nothing of MPIZip's needs advancing meanwhile: the progress thread runs, or no MPIZip request
@@ -185,48 +207,68 @@ bool serve_plain_from_queue(CommState* s, void* buf, int count, MPI_Datatype typ
   return true;
 }
 
-// The small-message fast path, both sides: a host buffer of a protocol datatype whose raw bytes
-// fit inside the match message travels as one compact match message (p2p/wire.h), sent and
-// received with one MPI call each, when nothing else of MPIZip's needs advancing meanwhile. Flat on
-// purpose: this is the whole cost MPIZip adds to a latency-bound code's messages.
+// How a point-to-point call travels, decided from its arguments with as little work as possible:
+// this is the whole cost MPIZip adds to a latency-bound code's messages, so it is flat on purpose.
+enum class Way : uint8_t {
+  kPlain,    // not the protocol (route() says the same): the MPI library's own call
+  kBare,     // a protocol signature of at most the bare size (p2p/wire.h): the MPI library's own
+             // call too, with the application's buffer and datatype
+  kCompact,  // a host buffer whose raw bytes fit inside a compact match message, sent and
+             // received with one MPI call each, when nothing else of MPIZip's needs advancing
+  kRoute,    // the protocol's general path
+};
 struct Small {
+  Way way = Way::kPlain;
   CommState* state = nullptr;
   format::DType dtype = format::DType::kFp32;
   uint64_t bytes = 0;
   int stat_slot = 0;
-  bool plain = false;  // not the protocol at all (route() would say the same): pass through
-  // For a plain message: the communicator when it has the protocol (its probed queue must be
-  // looked at), else null; what protocol_comm() would say, found by the same lookup.
+  // For kPlain and kBare: the communicator when it has the protocol (its probed queue must be
+  // looked at, and bare messages are counted there), else null; what protocol_comm() would say,
+  // found by the same lookup.
   CommState* plain_comm = nullptr;
 };
 
-[[gnu::always_inline]] inline bool small_message(const void* buf, int count, MPI_Datatype type,
-                                                 int peer, MPI_Comm comm, bool sending, Small* out,
-                                                 bool blocking = true) {
-  if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL) {
-    out->plain = true;
-    return false;
-  }
+[[gnu::always_inline]] inline Small small_message(const void* buf, int count, MPI_Datatype type,
+                                                  int peer, MPI_Comm comm, bool sending,
+                                                  bool blocking = true) {
+  Small out;
+  if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL) return out;
   CommState* s = comm_state_find(comm);
   const auto pt = protocol_type(s, comm, type);
   if (!pt) {
-    out->plain = true;
-    out->plain_comm = active() && s != nullptr && s->protocol.load(std::memory_order_acquire)
+    out.plain_comm = active() && s != nullptr && s->protocol.load(std::memory_order_acquire)
                           ? s : nullptr;
-    return false;
+    return out;
   }
-  if (!pt->contiguous) return false;
   const p2p::SendPolicy& p = send_policy();
-  const uint64_t bytes = static_cast<uint64_t>(count) * pt->elems * format::elem_bytes(pt->dtype);
-  if (bytes > p.eager_bytes) return false;
+  out.state = s;
+  out.dtype = pt->dtype;
+  out.bytes = static_cast<uint64_t>(count) * pt->elems * format::elem_bytes(pt->dtype);
+  out.stat_slot = stat_slot(*pt);
+  if (out.bytes <= p.bare_bytes) {
+    // A receive whose communicator holds probed messages takes the protocol's receiver, which
+    // serves queued messages of either form in order.
+    out.way = !sending && !s->probed.empty() ? Way::kRoute : Way::kBare;
+    out.plain_comm = s;
+    return out;
+  }
+  out.way = Way::kRoute;
+  if (!pt->contiguous || out.bytes > p.eager_bytes) return out;
   // A sender compresses from min_bytes on; a receiver of at most eager_bytes can take any message
   // that fits its buffer inline, so only the sender's choice matters here.
-  if (sending && p.host_compress && bytes > 0 && bytes >= p.min_bytes) return false;
-  if (process_has_gpu() && platform::is_device_pointer(buf)) return false;
-  if (blocking && !may_block_in_mpi()) return false;
-  if (!sending && !s->probed.empty()) return false;
-  *out = Small{s, pt->dtype, bytes, stat_slot(*pt), false};
-  return true;
+  if (sending && p.host_compress && out.bytes >= p.min_bytes) return out;
+  if (process_has_gpu() && platform::is_device_pointer(buf)) return out;
+  if (blocking && !may_block_in_mpi()) return out;
+  if (!sending && !s->probed.empty()) return out;
+  out.way = Way::kCompact;
+  return out;
+}
+
+// Counts a bare message when statistics are on.
+[[gnu::always_inline]] inline void count_bare(const Small& m, bool sending) {
+  if (m.way != Way::kBare || !stats_on()) [[likely]] return;
+  (sending ? m.state->bare_sent : m.state->bare_received).fetch_add(1, std::memory_order_relaxed);
 }
 
 // This thread's buffer for a blocking send's compact match message.
@@ -239,23 +281,17 @@ struct Small {
   return match;
 }
 
-int send_small(const Small& m, const void* buf, int count, int dest, int tag, MPI_Comm comm,
+int send_small(const Small& m, const void* buf, int dest, int tag, MPI_Comm comm,
                bool synchronous) {
-  // Bare (p2p/wire.h): the application's bytes alone; else a compact header in front of them.
-  const void* msg = buf;
-  uint64_t bytes = m.bytes;
-  if (m.bytes > p2p::kBareMaxBytes) {
-    uint8_t* match = thread_send_buffer();
-    const p2p::CompactHeader h =
-        p2p::make_compact_header(m.dtype, m.bytes / format::elem_bytes(m.dtype));
-    __builtin_memcpy(match, &h, p2p::kCompactHeaderBytes);
-    p2p::copy_payload(match + p2p::kCompactHeaderBytes, buf, m.bytes);
-    msg = match;
-    bytes += p2p::kCompactHeaderBytes;
-  }
-  const int n = static_cast<int>(bytes);
-  const int rc = synchronous ? PMPI_Ssend(msg, n, MPI_BYTE, dest, tag, comm)
-                             : PMPI_Send(msg, n, MPI_BYTE, dest, tag, comm);
+  // A compact header in front of the application's bytes (p2p/wire.h): longer than the bare size.
+  uint8_t* match = thread_send_buffer();
+  const p2p::CompactHeader h =
+      p2p::make_compact_header(m.dtype, m.bytes / format::elem_bytes(m.dtype));
+  __builtin_memcpy(match, &h, p2p::kCompactHeaderBytes);
+  p2p::copy_payload(match + p2p::kCompactHeaderBytes, buf, m.bytes);
+  const int n = static_cast<int>(m.bytes + p2p::kCompactHeaderBytes);
+  const int rc = synchronous ? PMPI_Ssend(match, n, MPI_BYTE, dest, tag, comm)
+                             : PMPI_Send(match, n, MPI_BYTE, dest, tag, comm);
   if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
   if (stats_on()) [[unlikely]] {
     p2p::Traffic t;
@@ -325,12 +361,14 @@ std::unique_ptr<platform::Operation> routed_recv(const Route& r, MakeRecv make, 
 int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               p2p::SendMode mode) {
   const bool synchronous = mode == p2p::SendMode::kSynchronous;
-  Small small;
-  if (mode != p2p::SendMode::kBuffered &&
-      small_message(buf, count, type, dest, comm, true, &small)) {
-    return send_small(small, buf, count, dest, tag, comm, synchronous);
+  const Small small = small_message(buf, count, type, dest, comm, true);
+  if (small.way == Way::kCompact && mode != p2p::SendMode::kBuffered) {
+    return send_small(small, buf, dest, tag, comm, synchronous);
   }
-  std::optional<Route> r = small.plain ? std::nullopt : route(buf, count, type, dest, comm);
+  count_bare(small, true);
+  std::optional<Route> r =
+      small.way != Way::kRoute && small.way != Way::kCompact ? std::nullopt
+                                                             : route(buf, count, type, dest, comm);
   if (!r && mode == p2p::SendMode::kBuffered) {
     if (staged(buf, count, dest)) return bsend_staged(buf, count, type, dest, tag, comm, nullptr);
     return PMPI_Bsend(buf, count, type, dest, tag, comm);
@@ -353,23 +391,13 @@ int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request* request, p2p::SendMode mode) {
   const bool synchronous = mode == p2p::SendMode::kSynchronous;
-  // A bare message (p2p/wire.h: the application's bytes alone) is the MPI library's own message:
-  // its request is MPI's, with nothing of MPIZip's to advance or complete.
-  Small small;
-  if (mode != p2p::SendMode::kBuffered &&
-      small_message(buf, count, type, dest, comm, true, &small, false) &&
-      small.bytes <= p2p::kBareMaxBytes) {
-    const int n = static_cast<int>(small.bytes);
-    const int rc = synchronous ? PMPI_Issend(buf, n, MPI_BYTE, dest, tag, comm, request)
-                               : PMPI_Isend(buf, n, MPI_BYTE, dest, tag, comm, request);
-    if (rc == MPI_SUCCESS && stats_on()) [[unlikely]] {
-      p2p::Traffic t;
-      t.app_bytes = t.wire_bytes = small.bytes;
-      count_traffic(small.state->sent, small.state, small.stat_slot, t);
-    }
-    return raise(comm, rc);
-  }
-  auto r = small.plain ? std::nullopt : route(buf, count, type, dest, comm);
+  // A bare message (p2p/wire.h) is the MPI library's own: its request is MPI's, with nothing of
+  // MPIZip's to advance or complete.
+  const Small small = small_message(buf, count, type, dest, comm, true, false);
+  count_bare(small, true);
+  auto r = small.way == Way::kPlain || small.way == Way::kBare
+               ? std::nullopt
+               : route(buf, count, type, dest, comm);
   if (!r && mode == p2p::SendMode::kBuffered) {
     if (staged(buf, count, dest)) return bsend_staged(buf, count, type, dest, tag, comm, request);
     return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
@@ -441,7 +469,8 @@ int send_init_mode(const void* buf, int count, MPI_Datatype type, int dest, int 
 int recv_blocking(CommState* state, const p2p::UserBuffer& b, int stat_slot, int source, int tag,
                   MPI_Comm comm, MPI_Status* status) {
   uint8_t* match = thread_match_buffer();
-  const int capacity = static_cast<int>(p2p::kHeaderBytes + send_policy().eager_bytes);
+  const int capacity = static_cast<int>(
+      p2p::kHeaderBytes + std::max(send_policy().eager_bytes, send_policy().bare_bytes));
   MPI_Status own;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
   int rc = PMPI_Recv(match, capacity, MPI_BYTE, source, tag, comm, st);
@@ -449,7 +478,7 @@ int recv_blocking(CommState* state, const p2p::UserBuffer& b, int stat_slot, int
   const uint64_t bytes = status_bytes(*st);
   platform::OpStatus done;
   p2p::Traffic traffic;
-  if (p2p::deliver_inline(b, match, bytes, &done, &traffic)) {
+  if (p2p::deliver_inline(b, match, bytes, send_policy().bare_bytes, &done, &traffic)) {
     // MPI filled in source, tag and error; the count is the application's.
     status_set_bytes(st, reported_bytes(done), false);
     count_traffic(state->received, state, stat_slot, traffic);
@@ -561,16 +590,18 @@ int ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI
 
 int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
          MPI_Status* status) {
-  Small small;
-  if (small_message(buf, count, type, source, comm, false, &small)) {
+  const Small small = small_message(buf, count, type, source, comm, false);
+  if (small.way == Way::kCompact) {
     const p2p::UserBuffer b{buf, small.bytes / format::elem_bytes(small.dtype), small.dtype, false};
     return recv_blocking(small.state, b, small.stat_slot, source, tag, comm, status);
   }
-  std::optional<Route> r = small.plain ? std::nullopt : route(buf, count, type, source, comm);
+  count_bare(small, false);
+  std::optional<Route> r = small.way == Way::kPlain || small.way == Way::kBare
+                               ? std::nullopt
+                               : route(buf, count, type, source, comm, true);
   if (!r) {
     platform::OpStatus st;
-    CommState* queue = small.plain ? small.plain_comm : protocol_comm(comm);
-    if (serve_plain_from_queue(queue, buf, count, type, source, tag, comm, &st)) {
+    if (serve_plain_from_queue(small.plain_comm, buf, count, type, source, tag, comm, &st)) {
       return raise(comm, fill_status(st, status));
     }
     if (staged(buf, count, source)) {
@@ -598,10 +629,15 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
 
 int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
           MPI_Request* request) {
-  auto r = route(buf, count, type, source, comm);
+  // A bare receive (p2p/wire.h) is the MPI library's own: its request is MPI's.
+  const Small small = small_message(buf, count, type, source, comm, false, false);
+  count_bare(small, false);
+  std::optional<Route> r = small.way == Way::kPlain || small.way == Way::kBare
+                               ? std::nullopt
+                               : route(buf, count, type, source, comm, true);
   if (!r) {
     platform::OpStatus st;
-    if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm, &st)) {
+    if (serve_plain_from_queue(small.plain_comm, buf, count, type, source, tag, comm, &st)) {
       return request_start(std::make_unique<DoneOp>(st), comm, request);
     }
     if (staged(buf, count, source)) {
@@ -623,9 +659,14 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
 int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
              void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
              MPI_Comm comm, MPI_Status* status) {
-  if (!route(sendbuf, sendcount, sendtype, dest, comm) &&
-      !route(recvbuf, recvcount, recvtype, source, comm) && protocol_comm(comm) == nullptr &&
+  // Both sides the MPI library's own (plain or bare, nothing probed to serve first): one call.
+  const Small out = small_message(sendbuf, sendcount, sendtype, dest, comm, true, false);
+  const Small in = small_message(recvbuf, recvcount, recvtype, source, comm, false, false);
+  const auto own = [](const Small& m) { return m.way == Way::kPlain || m.way == Way::kBare; };
+  if (own(out) && own(in) && (in.plain_comm == nullptr || in.plain_comm->probed.empty()) &&
       !staged(sendbuf, sendcount, dest) && !staged(recvbuf, recvcount, source)) {
+    count_bare(out, true);
+    count_bare(in, false);
     return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                          source, recvtag, comm, status);
   }
@@ -710,9 +751,19 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
     return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
   }
   if (!r) {
-    // Each start looks at the probed queue first, as a non-persistent receive does.
+    // Each start looks at the probed queue first, as a non-persistent receive does: a receive of a
+    // protocol signature (bare-sized) takes a queued message of either form through the protocol's
+    // receiver.
     return raise(comm, request_persistent(
         [buf, count, type, source, tag, comm](std::unique_ptr<platform::Operation>* op) {
+          if (auto queued = receive_route(buf, count, type, source, comm)) {
+            int rc = MPI_SUCCESS;
+            auto recv_op = routed_recv(*queued, [&](const p2p::UserBuffer& b) {
+              return std::make_unique<p2p::RecvOp>(queued->channel(), b, source, tag);
+            }, &rc);
+            if (rc == MPI_SUCCESS) *op = std::move(recv_op);
+            return rc;
+          }
           platform::OpStatus st;
           if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm,
                                      &st)) {

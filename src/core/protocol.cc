@@ -32,6 +32,7 @@ namespace {
 
 bool g_job_gpu = false;  // some rank of the job has a GPU
 uint64_t g_eager_bytes = 0;
+uint64_t g_bare_bytes = 0;
 int g_err_corrupt = MPI_ERR_OTHER;
 
 int make_type(MPI_Datatype base, const char* name, MPI_Datatype* out) {
@@ -119,7 +120,7 @@ int protocol_setup_job() {
   const Settings& s = settings();
   std::string why;
   const bool gpu = !platform::gpus(&why).empty();
-  int64_t facts[8] = {
+  int64_t facts[9] = {
       gpu ? 1 : 0,                            // a GPU
       s.host_compress ? 1 : 0,                // host compression asked for
       s.protocol == 1 ? 1 : 0,                // MPIZIP_PROTOCOL=on
@@ -128,12 +129,14 @@ int protocol_setup_job() {
       gpu ? 0 : 1,                            // no GPU
       s.protocol_types == 1 ? 1 : 0,          // MPIZIP_PROTOCOL_TYPES=floats
       s.protocol_types == 2 ? 1 : 0,          // MPIZIP_PROTOCOL_TYPES=all
+      static_cast<int64_t>(std::min<uint64_t>(s.bare_bytes, p2p::kMaxInlineBytes)),
   };
-  int64_t job[8];
-  int rc = PMPI_Allreduce(facts, job, 8, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  int64_t job[9];
+  int rc = PMPI_Allreduce(facts, job, 9, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) return rc;
   g_job_on = s.enable && job[3] == 0 && (job[0] != 0 || job[1] != 0 || job[2] != 0);
   g_eager_bytes = static_cast<uint64_t>(job[4]);
+  g_bare_bytes = static_cast<uint64_t>(job[8]);
   g_job_gpu = job[0] != 0;
   // Every datatype takes the protocol when every rank has a GPU (auto) or a rank asks for it; a
   // rank asking for floats only wins. Every rank reaches the same answer from the same reduction.
@@ -142,6 +145,10 @@ int protocol_setup_job() {
     MPIZIP_WARN("MPIZIP_PROTOCOL_TYPES differs across ranks (floats and all); using floats");
   }
   protocol_refresh_policy();
+  if (s.bare_bytes > p2p::kMaxInlineBytes) {
+    MPIZIP_WARN("MPIZIP_BARE_BYTES=%llu is above the limit; using %zu",
+                static_cast<unsigned long long>(s.bare_bytes), p2p::kMaxInlineBytes);
+  }
   if (s.eager_bytes > p2p::kMaxInlineBytes) {
     MPIZIP_WARN("MPIZIP_EAGER_BYTES=%llu is above the limit; using %zu",
                 static_cast<unsigned long long>(s.eager_bytes), p2p::kMaxInlineBytes);
@@ -260,6 +267,7 @@ void protocol_refresh_policy() {
   p.min_bytes = st.min_bytes;
   p.gpu_min_bytes = st.gpu_min_bytes;
   p.eager_bytes = g_eager_bytes;
+  p.bare_bytes = g_bare_bytes;
   p.host_compress = st.host_compress;
   p.checksum = st.checksum;
   p.pipeline = static_cast<p2p::Pipeline>(st.p2p_pipeline);

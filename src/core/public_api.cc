@@ -15,6 +15,18 @@ extern "C" int MPIZip_Comm_protocol(MPI_Comm comm) {
   return s != nullptr && s->protocol.load() ? 1 : 0;
 }
 
+extern "C" int MPIZip_Comm_bare_messages(MPI_Comm comm, unsigned long long* sent,
+                                         unsigned long long* received) {
+  if (sent == nullptr || received == nullptr) return MPI_ERR_ARG;
+  *sent = *received = 0;
+  if (!mpizip::core::active()) return MPI_ERR_COMM;
+  mpizip::core::CommState* s = mpizip::core::comm_state_find(comm);
+  if (s == nullptr) return MPI_ERR_COMM;
+  *sent = s->bare_sent.load(std::memory_order_relaxed);
+  *received = s->bare_received.load(std::memory_order_relaxed);
+  return MPI_SUCCESS;
+}
+
 extern "C" int MPIZip_Comm_traffic(MPI_Comm comm, MPIZip_Traffic* out) {
   if (out == nullptr) return MPI_ERR_ARG;
   *out = MPIZip_Traffic{};

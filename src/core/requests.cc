@@ -1,6 +1,7 @@
 #include "src/core/requests.h"
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -292,9 +293,33 @@ int drive_detachable(std::unique_ptr<platform::Operation> op) {
 
 size_t background_count() { return g_background_count.load(std::memory_order_acquire); }
 
-void background_drain() {
+void background_drain(MPI_Comm world, double grace_seconds) {
+  // Every correct receive completes before its process finalizes, and a receive completes only once
+  // its payload has landed: so once every rank is here (the barrier), what is still pending waits
+  // for a receiver that will never take it (a receive of at most the bare size that truncated the
+  // match message, p2p/wire.h). That gets a bounded time, then is abandoned with one log line.
+  MPI_Request all_here = MPI_REQUEST_NULL;
+  if (PMPI_Ibarrier(world, &all_here) != MPI_SUCCESS) all_here = MPI_REQUEST_NULL;
+  bool everyone = all_here == MPI_REQUEST_NULL;
+  auto since = std::chrono::steady_clock::now();
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
-  while (!g_background.empty() || !g_retired.empty()) progress_background();
+  while (!g_background.empty() || !g_retired.empty()) {
+    progress_background();
+    if (!everyone) {
+      int flag = 0;
+      PMPI_Test(&all_here, &flag, MPI_STATUS_IGNORE);
+      if (flag) {
+        everyone = true;
+        since = std::chrono::steady_clock::now();
+      }
+    } else if (std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count() >
+               grace_seconds) {
+      MPIZIP_WARN("%zu send(s) abandoned at MPI_Finalize: their receivers never took the payload "
+                  "(a receive that truncated the message?)", g_background.size());
+      break;
+    }
+  }
+  if (!everyone) PMPI_Wait(&all_here, MPI_STATUS_IGNORE);
 }
 
 bool background_uses(const void* resource) {

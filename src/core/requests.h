@@ -41,9 +41,11 @@ int drive(platform::Operation& op);
 int drive_detachable(std::unique_ptr<platform::Operation> op);
 
 // Operations running in the background (detached sends). They advance with every progress() and
-// end at the latest in background_drain(), which MPI_Finalize calls while the peers still progress.
+// end at the latest in background_drain(), which MPI_Finalize calls on every rank (collective over
+// `world`) while the peers still progress; those still pending `grace_seconds` after every rank
+// got there are abandoned with a log line.
 size_t background_count();
-void background_drain();
+void background_drain(MPI_Comm world, double grace_seconds);
 
 // Whether a background operation still uses `resource` (Operation::resource()).
 bool background_uses(const void* resource);

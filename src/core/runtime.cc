@@ -92,7 +92,7 @@ int mpi_query_thread(int* provided) {
 
 int mpi_finalize() {
   // Detached sends end while the peers still progress (they are in MPI_Finalize too).
-  if (active()) background_drain();
+  if (active() && protocol_job_on()) background_drain(MPI_COMM_WORLD, 10.0);
   g_bypass.store(true, std::memory_order_release);
   progress_thread_stop();
   if (g_active.exchange(false, std::memory_order_acq_rel)) {

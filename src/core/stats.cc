@@ -69,6 +69,14 @@ void print_protocol(CommState& s, const std::string& label) {
       line += buf;
     }
   }
+  const uint64_t bare_sent = s.bare_sent.load(std::memory_order_relaxed);
+  const uint64_t bare_received = s.bare_received.load(std::memory_order_relaxed);
+  if (bare_sent != 0 || bare_received != 0) {
+    std::snprintf(buf, sizeof buf, "%sbare sent=%llu received=%llu", line.empty() ? "" : "; ",
+                  static_cast<unsigned long long>(bare_sent),
+                  static_cast<unsigned long long>(bare_received));
+    line += buf;
+  }
   if (line.empty()) return;
   std::snprintf(buf, sizeof buf, "; codec %.3f ms, staging %.3f ms",
                 s.codec_ns.load(std::memory_order_relaxed) / 1e6,

@@ -45,8 +45,14 @@ std::string current_gpu_identity();
 bool gpu_processes_concurrent();
 
 // True when `p` points to device memory (or managed memory) of any GPU. False for host memory and
-// in builds or processes without a GPU.
+// in builds or processes without a GPU. Cached per thread and page while the address space does
+// not change (pointer_kind.cc): a few instructions when the answer is known.
 bool is_device_pointer(const void* p);
+// The same, always asked of the GPU runtime (for tests of the cache).
+bool is_device_pointer_uncached(const void* p);
+// Changes to the process's address space counted so far (mmap, mremap, munmap through the C
+// library); constant in builds without a GPU.
+uint64_t address_space_generation();
 
 // Blocking copies between host and device memory (the current device). kNoDevice in builds or
 // processes without a GPU, kDeviceError when the runtime fails.

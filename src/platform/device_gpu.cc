@@ -136,25 +136,6 @@ bool gpu_processes_concurrent() {
 #endif
 }
 
-bool is_device_pointer(const void* p) {
-  if (p == nullptr || device_count(nullptr) == 0) return false;
-#if defined(MPIZIP_HIP)
-  hipPointerAttribute_t a;
-  if (hipPointerGetAttributes(&a, p) != hipSuccess) {
-    (void)hipGetLastError();
-    return false;
-  }
-  return a.type == hipMemoryTypeDevice || a.type == hipMemoryTypeManaged;
-#else
-  cudaPointerAttributes a;
-  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
-#endif
-}
-
 Status copy_to_host(void* dst, const void* device_src, uint64_t bytes) {
   if (bytes == 0) return Status::kOk;
   MPIZIP_GPU_CHECK(gpuMemcpy(dst, device_src, bytes, gpuMemcpyDeviceToHost));

@@ -17,6 +17,8 @@ std::string current_gpu_identity() { return ""; }
 bool gpu_processes_concurrent() { return false; }
 
 bool is_device_pointer(const void*) { return false; }
+bool is_device_pointer_uncached(const void*) { return false; }
+uint64_t address_space_generation() { return 0; }
 
 Status copy_to_host(void*, const void*, uint64_t) { return Status::kNoDevice; }
 Status copy_to_device(void*, const void*, uint64_t) { return Status::kNoDevice; }

@@ -6,7 +6,7 @@ libmpizip_core_la_SOURCES += \
 	src/platform/topology.h src/platform/topology.cc \
 	src/platform/buffers.h src/platform/buffers.cc
 if HAVE_GPU
-libmpizip_core_la_SOURCES += src/platform/device_gpu.cc
+libmpizip_core_la_SOURCES += src/platform/device_gpu.cc src/platform/pointer_kind.cc
 else
 libmpizip_core_la_SOURCES += src/platform/device_none.cc
 endif

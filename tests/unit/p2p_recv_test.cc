@@ -162,14 +162,14 @@ TEST(P2pWire, HeaderRoundTripAndRejection) {
   MatchHeader h = make_header(Payload::kBulk, Encoding::kCompressed, format::DType::kFp32, 77, 1000,
                               2345);
   MatchHeader back;
-  ASSERT_TRUE(parse_header(&h, kHeaderBytes, &back));
+  ASSERT_TRUE(parse_header(&h, kHeaderBytes, 0, &back));
   EXPECT_EQ(back.bulk_tag, 77u);
   EXPECT_EQ(back.app_bytes, 4000u);
-  EXPECT_FALSE(parse_header(&h, kHeaderBytes - 1, &back));  // short
+  EXPECT_FALSE(parse_header(&h, kHeaderBytes - 1, 0, &back));  // short
   for (size_t i = 0; i < kHeaderBytes; ++i) {                // any flipped byte is caught
     auto bad = h;
     reinterpret_cast<uint8_t*>(&bad)[i] ^= 0x01;
-    EXPECT_FALSE(parse_header(&bad, kHeaderBytes, &back)) << "byte " << i;
+    EXPECT_FALSE(parse_header(&bad, kHeaderBytes, 0, &back)) << "byte " << i;
   }
 }
 
@@ -188,24 +188,24 @@ TEST(P2pWire, CompactHeaderParsesAsInlineRaw) {
   const auto m = compact_message(format::DType::kBf16, v.data(), v.size());
   MatchHeader h;
   size_t at = 0;
-  ASSERT_TRUE(parse_header(m.data(), m.size(), &h, &at));
+  ASSERT_TRUE(parse_header(m.data(), m.size(), 0, &h, &at));
   EXPECT_EQ(at, kCompactHeaderBytes);
   EXPECT_EQ(h.payload, Payload::kInline);
   EXPECT_EQ(h.encoding, Encoding::kRaw);
   EXPECT_EQ(h.dtype, format::DType::kBf16);
   EXPECT_EQ(h.count, 100u);
   EXPECT_EQ(h.app_bytes, 200u);
-  EXPECT_FALSE(parse_header(m.data(), m.size() - 1, &h));  // size must match the count exactly
+  EXPECT_FALSE(parse_header(m.data(), m.size() - 1, 0, &h));  // size must match the count exactly
   auto longer = m;
   longer.push_back(0);
-  EXPECT_FALSE(parse_header(longer.data(), longer.size(), &h));
+  EXPECT_FALSE(parse_header(longer.data(), longer.size(), 0, &h));
   // Every flipped bit of the magic or the count is caught; a flipped type bit is caught unless it
   // names another valid type of the same size, whose raw bytes are the same bytes.
   for (size_t i = 0; i < kCompactHeaderBytes * 8; ++i) {
     auto bad = m;
     bad[i / 8] ^= static_cast<uint8_t>(1u << (i % 8));
     MatchHeader b;
-    const bool ok = parse_header(bad.data(), bad.size(), &b);
+    const bool ok = parse_header(bad.data(), bad.size(), 0, &b);
     if (i / 8 == 0 && ok) {
       EXPECT_EQ(format::elem_bytes(b.dtype), 2u) << "bit " << i;
     } else {
@@ -220,24 +220,24 @@ TEST(P2pRecv, CompactInlineFastPath) {
   std::vector<uint16_t> dst(1000, 0xdead);
   platform::OpStatus st;
   Traffic tr;
-  ASSERT_TRUE(deliver_inline(user(&dst, 1000), m.data(), m.size(), &st, &tr));
+  ASSERT_TRUE(deliver_inline(user(&dst, 1000), m.data(), m.size(), 8, &st, &tr));
   EXPECT_EQ(st.error, MPI_SUCCESS);
   EXPECT_EQ(st.bytes, 2000u);
   EXPECT_EQ(dst, v);
   // Truncation: the first bytes land, nothing past the buffer.
   std::vector<uint16_t> small(501, 0xbeef);
-  ASSERT_TRUE(deliver_inline(user(&small, 500), m.data(), m.size(), &st, &tr));
+  ASSERT_TRUE(deliver_inline(user(&small, 500), m.data(), m.size(), 8, &st, &tr));
   EXPECT_EQ(st.error, MPI_ERR_TRUNCATE);
   EXPECT_EQ(st.bytes, 1000u);
   EXPECT_TRUE(std::equal(small.begin(), small.begin() + 500, v.begin()));
   EXPECT_EQ(small[500], 0xbeef);
   // Another element type, a full header or a plain message: not the fast path's.
-  EXPECT_FALSE(deliver_inline(user(&dst, 1000, format::DType::kFp16), m.data(), m.size(), &st, &tr));
+  EXPECT_FALSE(deliver_inline(user(&dst, 1000, format::DType::kFp16), m.data(), m.size(), 8, &st, &tr));
   std::vector<uint8_t> payload(2000);
   std::memcpy(payload.data(), v.data(), 2000);
   const auto full = message(Encoding::kRaw, format::DType::kBf16, 1000, payload);
-  EXPECT_FALSE(deliver_inline(user(&dst, 1000), full.data(), full.size(), &st, &tr));
-  EXPECT_FALSE(deliver_inline(user(&dst, 1000), payload.data(), payload.size(), &st, &tr));
+  EXPECT_FALSE(deliver_inline(user(&dst, 1000), full.data(), full.size(), 8, &st, &tr));
+  EXPECT_FALSE(deliver_inline(user(&dst, 1000), payload.data(), payload.size(), 8, &st, &tr));
 }
 
 // Bare messages (wire.h): at most 8 bytes, the application's bytes alone, on both paths.
@@ -248,15 +248,15 @@ TEST(P2pRecv, BareMessages) {
   std::vector<uint16_t> dst(5, 0x7777);
   platform::OpStatus st;
   Traffic tr;
-  ASSERT_TRUE(deliver_inline(user(&dst, 4), m.data(), m.size(), &st, &tr));
+  ASSERT_TRUE(deliver_inline(user(&dst, 4), m.data(), m.size(), 8, &st, &tr));
   EXPECT_EQ(st.error, MPI_SUCCESS);
   EXPECT_EQ(st.bytes, 8u);
   EXPECT_TRUE(std::equal(v.begin(), v.end(), dst.begin()));
   EXPECT_EQ(dst[4], 0x7777);
-  ASSERT_TRUE(deliver_inline(user(&dst, 3), m.data(), m.size(), &st, &tr));  // truncation
+  ASSERT_TRUE(deliver_inline(user(&dst, 3), m.data(), m.size(), 8, &st, &tr));  // truncation
   EXPECT_EQ(st.error, MPI_ERR_TRUNCATE);
   EXPECT_EQ(st.bytes, 6u);
-  ASSERT_TRUE(deliver_inline(user(&dst, 4), m.data(), 0, &st, &tr));  // zero elements
+  ASSERT_TRUE(deliver_inline(user(&dst, 4), m.data(), 0, 8, &st, &tr));  // zero elements
   EXPECT_EQ(st.error, MPI_SUCCESS);
   EXPECT_EQ(st.bytes, 0u);
   std::vector<uint16_t> general(4, 0);
@@ -282,6 +282,51 @@ TEST(P2pRecv, CompactInlineThroughTheGeneralPath) {
   EXPECT_EQ(op.status().error, MPI_SUCCESS);
   EXPECT_EQ(op.status().bytes, 600u);
   EXPECT_EQ(dst, v);
+}
+
+// With a larger bare size (MPIZIP_BARE_BYTES), every match message but a bare one is longer than it:
+// a full header is padded to bare + 1 bytes, and anything of at most bare bytes is the
+// application's, whatever it looks like.
+TEST(P2pWire, BareSizeSeparatesTheForms) {
+  constexpr uint64_t kBare = 4000;
+  const MatchHeader h = make_header(Payload::kBulk, Encoding::kRaw, format::DType::kFp32, 5, 10000,
+                                    40000);
+  std::vector<uint8_t> padded(match_size(kHeaderBytes, kBare), 0);
+  ASSERT_EQ(padded.size(), kBare + 1);
+  std::memcpy(padded.data(), &h, kHeaderBytes);
+  MatchHeader back;
+  EXPECT_TRUE(parse_header(padded.data(), padded.size(), kBare, &back));
+  EXPECT_EQ(back.bulk_tag, 5u);
+  EXPECT_FALSE(parse_header(padded.data(), kHeaderBytes, kBare, &back));   // unpadded: bare
+  EXPECT_FALSE(parse_header(padded.data(), kBare + 2, kBare, &back));      // padded wrongly
+  EXPECT_TRUE(parse_header(padded.data(), kHeaderBytes, 0, &back));        // bare size 0
+  // A compact message of more than the bare size parses; one of at most the bare size is bare.
+  const auto v = bf16_data(2001, 9);  // 4002 bytes of payload
+  const auto big = compact_message(format::DType::kBf16, v.data(), v.size());
+  EXPECT_TRUE(parse_header(big.data(), big.size(), kBare, &back));
+  const auto small = compact_message(format::DType::kBf16, v.data(), 100);
+  EXPECT_FALSE(parse_header(small.data(), small.size(), kBare, &back));
+}
+
+// The receiver takes a message of at most the bare size as the application's bytes even when they
+// look like a header (an application relaying MPIZip's own match messages, say).
+TEST(P2pRecv, BareMessageThatLooksLikeAHeader) {
+  const auto v = bf16_data(100, 4);
+  const auto m = compact_message(format::DType::kBf16, v.data(), v.size());  // 216 bytes
+  Channel ch = channel();
+  ch.policy.bare_bytes = 4000;
+  std::vector<uint8_t> dst(300, 0);
+  RecvOp op(ch, UserBuffer{dst.data(), 150, format::DType::kBf16, false}, m.data(), m.size(), 0, 1);
+  ASSERT_TRUE(op.progress());
+  EXPECT_EQ(op.status().error, MPI_SUCCESS);
+  EXPECT_EQ(op.status().bytes, m.size());
+  EXPECT_EQ(std::memcmp(dst.data(), m.data(), m.size()), 0);
+  platform::OpStatus st;
+  Traffic tr;
+  std::vector<uint16_t> fast(150, 0);
+  ASSERT_TRUE(deliver_inline(user(&fast, 150), m.data(), m.size(), 4000, &st, &tr));
+  EXPECT_EQ(st.bytes, m.size());
+  EXPECT_EQ(std::memcmp(fast.data(), m.data(), m.size()), 0);
 }
 
 }  // namespace

@@ -1,0 +1,116 @@
+// Where a buffer lives, asked on every point-to-point call: answered from a per-thread cache in a
+// few instructions, from the GPU runtime (a few hundred nanoseconds) only on a miss.
+//
+// A cached answer is valid while the process's address space has not changed: a page that was host
+// memory can become device memory only by being unmapped and mapped again, and every new mapping
+// a GPU driver makes goes through the C library's mmap, mremap or munmap, which this library
+// interposes (as UCX's memory hooks do) to count changes. A change empties every thread's cache
+// at once (each entry carries the count it was valid for). Mappings made inside the C library
+// itself (malloc's) are not counted: they only ever make host memory, which a cached "device"
+// entry could not be (the driver keeps its device ranges reserved). tests/gpu/pointer_kind.cc
+// checks on a GPU that every allocation call that adds an address range to the process counts.
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdint>
+
+#include "src/platform/device.h"
+#include "src/platform/gpu.h"
+
+namespace mpizip::platform {
+namespace {
+
+std::atomic<uint64_t> g_generation{1};
+
+inline void address_space_changed() { g_generation.fetch_add(1, std::memory_order_relaxed); }
+
+bool ask_runtime(const void* p) {
+#if defined(MPIZIP_HIP)
+  hipPointerAttribute_t a;
+  if (hipPointerGetAttributes(&a, p) != hipSuccess) {
+    (void)hipGetLastError();
+    return false;
+  }
+  return a.type == hipMemoryTypeDevice || a.type == hipMemoryTypeManaged;
+#else
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+#endif
+}
+
+// One entry per page, direct-mapped: an application's few buffers rarely collide. 16 bytes an
+// entry and 16 entries, so that the thread-local block stays small (initial-exec TLS comes out of
+// the space the C library keeps for libraries loaded late, with dlopen).
+struct Entry {
+  uintptr_t key = 0;        // page number << 1 | device
+  uint64_t generation = 0;  // 0: empty
+};
+constexpr unsigned kEntries = 16;
+constexpr unsigned kPageShift = 12;
+
+}  // namespace
+
+uint64_t address_space_generation() { return g_generation.load(std::memory_order_relaxed); }
+
+bool is_device_pointer(const void* p) {
+  if (p == nullptr || !has_gpu()) return false;
+  static thread_local __attribute__((tls_model("initial-exec"))) Entry cache[kEntries];
+  const auto page = reinterpret_cast<uintptr_t>(p) >> kPageShift;
+  Entry& e = cache[page % kEntries];
+  const uint64_t now = g_generation.load(std::memory_order_acquire);
+  if (e.generation == now && (e.key >> 1) == page) [[likely]] return (e.key & 1) != 0;
+  const bool device = ask_runtime(p);
+  // The runtime may itself have mapped memory while answering (its first call does): cache the
+  // answer only when nothing changed meanwhile.
+  if (g_generation.load(std::memory_order_acquire) == now) {
+    e = Entry{page << 1 | (device ? 1u : 0u), now};
+  }
+  return device;
+}
+
+bool is_device_pointer_uncached(const void* p) {
+  return p != nullptr && has_gpu() && ask_runtime(p);
+}
+
+}  // namespace mpizip::platform
+
+// The C library's entry points that change the address space, counted, then made as the C library
+// makes them (the system call; on the 64-bit Linux systems MPIZip supports, mmap64 is mmap).
+extern "C" {
+
+void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  mpizip::platform::address_space_changed();
+  return reinterpret_cast<void*>(syscall(SYS_mmap, addr, length, prot, flags, fd, offset));
+}
+
+void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  mpizip::platform::address_space_changed();
+  return reinterpret_cast<void*>(syscall(SYS_mmap, addr, length, prot, flags, fd, offset));
+}
+
+int munmap(void* addr, size_t length) {
+  mpizip::platform::address_space_changed();
+  return static_cast<int>(syscall(SYS_munmap, addr, length));
+}
+
+void* mremap(void* old_address, size_t old_size, size_t new_size, int flags, ...) {
+  mpizip::platform::address_space_changed();
+  void* new_address = nullptr;
+  if (flags & MREMAP_FIXED) {
+    va_list ap;
+    va_start(ap, flags);
+    new_address = va_arg(ap, void*);
+    va_end(ap);
+  }
+  return reinterpret_cast<void*>(
+      syscall(SYS_mremap, old_address, old_size, new_size, flags, new_address));
+}
+
+}  // extern "C"
