@@ -6,6 +6,11 @@ check_PROGRAMS += tests/gpu/codec_gpu_test
 TESTS += tests/gpu/codec_gpu_test
 tests_gpu_codec_gpu_test_SOURCES = tests/gpu/codec_gpu_test.cc
 tests_gpu_codec_gpu_test_LDADD = libmpizip_core.la $(CUDA_LDFLAGS) $(CUDA_LIBS) $(GTEST_LIBS)
+# Where buffers live, cached (src/platform/pointer_kind.cc), against the runtime's answers.
+check_PROGRAMS += tests/gpu/pointer_kind_test
+TESTS += tests/gpu/pointer_kind_test
+tests_gpu_pointer_kind_test_SOURCES = tests/gpu/pointer_kind_test.cc
+tests_gpu_pointer_kind_test_LDADD = libmpizip_core.la $(CUDA_LDFLAGS) $(CUDA_LIBS) $(GTEST_LIBS)
 endif
 endif
 # Collectives with device buffers staged through host memory (src/core/coll_staging.h), under

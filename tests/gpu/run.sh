@@ -23,9 +23,13 @@ cd "$build"
 [ -f Makefile ] || "$src/configure" --with-cuda
 make -j"$(nproc)" libmpizip.la tools/mpizip-info tests/gpu/codec_gpu_test tests/gpu/p2p_device \
   tests/gpu/p2p_oom tests/gpu/p2p_semantics_device tests/gpu/reduce_gpu_test tests/gpu/decode_fold_test \
-  tests/gpu/allreduce_device tests/gpu/transport_device tests/gpu/coll_staged_device osu-bench/codec
+  tests/gpu/allreduce_device tests/gpu/transport_device tests/gpu/coll_staged_device osu-bench/codec \
+  tests/gpu/pointer_kind_test
 
 status=0
+./tests/gpu/pointer_kind_test --gtest_brief=1 >"$logs/pointer_kind_test.log" 2>&1 || status=$?
+echo "pointer_kind_test: exit $status (log: $logs/pointer_kind_test.log)"
+
 ./tests/gpu/codec_gpu_test --gtest_brief=1 >"$logs/codec_gpu_test.log" 2>&1 || status=$?
 echo "codec_gpu_test: exit $status (log: $logs/codec_gpu_test.log)"
 [ "$status" -eq 77 ] && exit 77
