@@ -19,6 +19,11 @@
 extern "C" {
 #endif
 
+/* Everything declared here is exported from libmpizip.so, which hides the rest. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* The library's version as "MAJOR.MINOR.PATCH" (static storage; never free it). Callable before
  * MPI_Init. */
 const char* MPIZip_Version(void);
@@ -84,6 +89,10 @@ int MPIZip_Comm_traffic(MPI_Comm comm, MPIZip_Traffic* out);
  * statistics are on; zeros otherwise. MPI_SUCCESS, or MPI_ERR_COMM as MPIZip_Comm_traffic. */
 int MPIZip_Comm_bare_messages(MPI_Comm comm, unsigned long long* sent,
                               unsigned long long* received);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -9,10 +9,17 @@ bool matches(const ProbedMessage& m, int source, int tag) {
 
 }  // namespace
 
+std::atomic<size_t> ProbedQueue::queued_anywhere_{0};
+
+ProbedQueue::~ProbedQueue() {
+  queued_anywhere_.fetch_sub(queue_.size(), std::memory_order_release);
+}
+
 void ProbedQueue::push(std::unique_ptr<ProbedMessage> m) {
   std::lock_guard<std::mutex> lock(mutex_);
   queue_.push_back(std::move(m));
   size_.store(queue_.size(), std::memory_order_release);
+  queued_anywhere_.fetch_add(1, std::memory_order_release);
 }
 
 std::unique_ptr<ProbedMessage> ProbedQueue::take(int source, int tag) {
@@ -22,6 +29,7 @@ std::unique_ptr<ProbedMessage> ProbedQueue::take(int source, int tag) {
       auto m = std::move(*it);
       queue_.erase(it);
       size_.store(queue_.size(), std::memory_order_release);
+      queued_anywhere_.fetch_sub(1, std::memory_order_release);
       return m;
     }
   }

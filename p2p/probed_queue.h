@@ -39,7 +39,14 @@ struct ProbedMessage {
 
 class ProbedQueue {
  public:
+  ProbedQueue() = default;
+  ProbedQueue(const ProbedQueue&) = delete;
+  ProbedQueue& operator=(const ProbedQueue&) = delete;
+  ~ProbedQueue();
   bool empty() const { return size_.load(std::memory_order_acquire) == 0; }
+  // Whether any queue of the process holds a message: a receive need not find its communicator's
+  // queue while none does.
+  static bool any_queued() { return queued_anywhere_.load(std::memory_order_acquire) != 0; }
   void push(std::unique_ptr<ProbedMessage> m);
   // The earliest message matching (source, tag) with MPI's wildcard rules, taken out of the
   // queue; nullptr if none.
@@ -52,6 +59,7 @@ class ProbedQueue {
   std::mutex mutex_;
   std::deque<std::unique_ptr<ProbedMessage>> queue_;
   std::atomic<size_t> size_{0};
+  static std::atomic<size_t> queued_anywhere_;
 };
 
 }  // namespace mpizip::p2p

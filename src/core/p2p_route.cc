@@ -271,6 +271,41 @@ struct Small {
   (sending ? m.state->bare_sent : m.state->bare_received).fetch_add(1, std::memory_order_relaxed);
 }
 
+// A message of at most the bare size (p2p/wire.h), on any communicator and of any datatype: the
+// MPI library's own call (staged where the buffer is device memory), whatever the signature, since
+// a message that size never takes the protocol. Decided from the datatype's size alone, before
+// anything else is looked up: this is the whole cost MPIZip adds to a small message. A receive
+// while some communicator holds probed messages takes the longer way, which looks at its queue.
+[[gnu::always_inline]] inline bool own_bare(int count, MPI_Datatype type, int peer) {
+  if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL || type == MPI_DATATYPE_NULL) {
+    return false;
+  }
+  int size = 0;
+  if (type == MPI_CHAR || type == MPI_BYTE) {
+    size = 1;  // OSU's and mpi4py's buffers: no call into the library
+  } else if (type == MPI_FLOAT || type == MPI_INT) {
+    size = 4;
+  } else if (type == MPI_DOUBLE) {
+    size = 8;
+  } else if (PMPI_Type_size(type, &size) != MPI_SUCCESS) {
+    return false;
+  }
+  return static_cast<uint64_t>(count) * static_cast<uint64_t>(size) <= send_policy().bare_bytes;
+}
+
+// The device-buffer check of an own_bare() message: staged through host memory where the MPI
+// library cannot read device memory.
+[[gnu::always_inline]] inline bool own_staged(const void* buf, int count) {
+  return process_has_gpu() && count > 0 && !mpi_cuda_aware() && platform::is_device_pointer(buf);
+}
+
+// Counts an own_bare() message on a communicator with the protocol, when statistics are on.
+void count_own_bare(MPI_Comm comm, bool sending) {
+  CommState* s = comm_state_find(comm);
+  if (s == nullptr || !s->protocol.load(std::memory_order_acquire)) return;
+  (sending ? s->bare_sent : s->bare_received).fetch_add(1, std::memory_order_relaxed);
+}
+
 // This thread's buffer for a blocking send's compact match message.
 [[gnu::always_inline]] inline uint8_t* thread_send_buffer() {
   static thread_local __attribute__((tls_model("initial-exec"))) uint8_t* match = nullptr;
@@ -313,6 +348,72 @@ int bsend_staged(const void* buf, int count, MPI_Datatype type, int dest, int ta
                             : PMPI_Bsend(copy.base(), count, type, dest, tag, comm);
   }
   return raise(comm, rc);
+}
+
+// The own_bare() paths (p2p/wire.h: a message of at most the bare size is the MPI library's own),
+// apart from the general ones so that they cost a small function's frame.
+int send_own(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+             p2p::SendMode mode) {
+  if (stats_on()) [[unlikely]] count_own_bare(comm, true);
+  const bool synchronous = mode == p2p::SendMode::kSynchronous;
+  if (own_staged(buf, count)) [[unlikely]] {
+    if (mode == p2p::SendMode::kBuffered) {
+      return bsend_staged(buf, count, type, dest, tag, comm, nullptr);
+    }
+    std::unique_ptr<platform::Operation> op;
+    int rc = p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op);
+    return raise(comm, rc == MPI_SUCCESS ? drive(*op) : rc);
+  }
+  if (mode == p2p::SendMode::kBuffered) return PMPI_Bsend(buf, count, type, dest, tag, comm);
+  return synchronous ? PMPI_Ssend(buf, count, type, dest, tag, comm)
+                     : PMPI_Send(buf, count, type, dest, tag, comm);
+}
+
+int isend_own(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request, p2p::SendMode mode) {
+  if (stats_on()) [[unlikely]] count_own_bare(comm, true);
+  const bool synchronous = mode == p2p::SendMode::kSynchronous;
+  if (own_staged(buf, count)) [[unlikely]] {
+    if (mode == p2p::SendMode::kBuffered) {
+      return bsend_staged(buf, count, type, dest, tag, comm, request);
+    }
+    std::unique_ptr<platform::Operation> op;
+    int rc = p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op);
+    if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
+    return raise(comm, rc);
+  }
+  if (mode == p2p::SendMode::kBuffered) {
+    return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
+  }
+  return synchronous ? PMPI_Issend(buf, count, type, dest, tag, comm, request)
+                     : PMPI_Isend(buf, count, type, dest, tag, comm, request);
+}
+
+int recv_own(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status* status) {
+  if (stats_on()) [[unlikely]] count_own_bare(comm, false);
+  if (own_staged(buf, count)) [[unlikely]] {
+    std::unique_ptr<platform::Operation> op;
+    int rc = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
+    if (rc == MPI_SUCCESS) {
+      drive(*op);
+      rc = fill_status(op->status(), status);
+    }
+    return raise(comm, rc);
+  }
+  return PMPI_Recv(buf, count, type, source, tag, comm, status);
+}
+
+int irecv_own(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  if (stats_on()) [[unlikely]] count_own_bare(comm, false);
+  if (own_staged(buf, count)) [[unlikely]] {
+    std::unique_ptr<platform::Operation> op;
+    int rc = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
+    if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
+    return raise(comm, rc);
+  }
+  return PMPI_Irecv(buf, count, type, source, tag, comm, request);
 }
 
 // Starts the protocol's send of a routed buffer: packed first when its elements are not back to
@@ -358,8 +459,8 @@ std::unique_ptr<platform::Operation> routed_recv(const Route& r, MakeRecv make, 
   return p2p::unpack_after(std::move(op), std::move(scratch), r.layout);
 }
 
-int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-              p2p::SendMode mode) {
+[[gnu::noinline]] int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                                MPI_Comm comm, p2p::SendMode mode) {
   const bool synchronous = mode == p2p::SendMode::kSynchronous;
   const Small small = small_message(buf, count, type, dest, comm, true);
   if (small.way == Way::kCompact && mode != p2p::SendMode::kBuffered) {
@@ -388,8 +489,8 @@ int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
   return raise(comm, rc);
 }
 
-int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request, p2p::SendMode mode) {
+[[gnu::noinline]] int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                                 MPI_Comm comm, MPI_Request* request, p2p::SendMode mode) {
   const bool synchronous = mode == p2p::SendMode::kSynchronous;
   // A bare message (p2p/wire.h) is the MPI library's own: its request is MPI's, with nothing of
   // MPIZip's to advance or complete.
@@ -562,34 +663,54 @@ std::unique_ptr<platform::Operation> receive_held(HeldMessage& held, void* buf, 
 }  // namespace
 
 int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (own_bare(count, type, dest)) [[likely]] {
+    return send_own(buf, count, type, dest, tag, comm, p2p::SendMode::kStandard);
+  }
   return send_mode(buf, count, type, dest, tag, comm, p2p::SendMode::kStandard);
 }
 
 int ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (own_bare(count, type, dest)) [[likely]] {
+    return send_own(buf, count, type, dest, tag, comm, p2p::SendMode::kSynchronous);
+  }
   return send_mode(buf, count, type, dest, tag, comm, p2p::SendMode::kSynchronous);
 }
 
 int bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (own_bare(count, type, dest)) [[likely]] {
+    return send_own(buf, count, type, dest, tag, comm, p2p::SendMode::kBuffered);
+  }
   return send_mode(buf, count, type, dest, tag, comm, p2p::SendMode::kBuffered);
 }
 
 int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
           MPI_Request* request) {
+  if (own_bare(count, type, dest)) [[likely]] {
+    return isend_own(buf, count, type, dest, tag, comm, request, p2p::SendMode::kStandard);
+  }
   return isend_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kStandard);
 }
 
 int issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
            MPI_Request* request) {
+  if (own_bare(count, type, dest)) [[likely]] {
+    return isend_own(buf, count, type, dest, tag, comm, request, p2p::SendMode::kSynchronous);
+  }
   return isend_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kSynchronous);
 }
 
 int ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
            MPI_Request* request) {
+  if (own_bare(count, type, dest)) [[likely]] {
+    return isend_own(buf, count, type, dest, tag, comm, request, p2p::SendMode::kBuffered);
+  }
   return isend_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kBuffered);
 }
 
-int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-         MPI_Status* status) {
+namespace {
+
+[[gnu::noinline]] int recv_general(void* buf, int count, MPI_Datatype type, int source, int tag,
+                                   MPI_Comm comm, MPI_Status* status) {
   const Small small = small_message(buf, count, type, source, comm, false);
   if (small.way == Way::kCompact) {
     const p2p::UserBuffer b{buf, small.bytes / format::elem_bytes(small.dtype), small.dtype, false};
@@ -627,9 +748,8 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
   return raise(comm, fill_status(op->status(), status));
 }
 
-int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-          MPI_Request* request) {
-  // A bare receive (p2p/wire.h) is the MPI library's own: its request is MPI's.
+[[gnu::noinline]] int irecv_general(void* buf, int count, MPI_Datatype type, int source, int tag,
+                                    MPI_Comm comm, MPI_Request* request) {
   const Small small = small_message(buf, count, type, source, comm, false, false);
   count_bare(small, false);
   std::optional<Route> r = small.way == Way::kPlain || small.way == Way::kBare
@@ -654,6 +774,25 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
   }, &rc);
   if (rc != MPI_SUCCESS) return raise(comm, rc);
   return request_start(std::move(op), comm, request);
+}
+
+}  // namespace
+
+int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+         MPI_Status* status) {
+  if (own_bare(count, type, source) && !p2p::ProbedQueue::any_queued()) [[likely]] {
+    return recv_own(buf, count, type, source, tag, comm, status);
+  }
+  return recv_general(buf, count, type, source, tag, comm, status);
+}
+
+int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+          MPI_Request* request) {
+  // A bare receive (p2p/wire.h) is the MPI library's own: its request is MPI's.
+  if (own_bare(count, type, source) && !p2p::ProbedQueue::any_queued()) [[likely]] {
+    return irecv_own(buf, count, type, source, tag, comm, request);
+  }
+  return irecv_general(buf, count, type, source, tag, comm, request);
 }
 
 int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,

@@ -29,11 +29,14 @@ static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
 }  // namespace
 }  // namespace mpizip
 
+// The library builds with hidden visibility: what it exports says so.
+#define MPIZIP_EXPORT __attribute__((visibility("default")))
+
 #define BYTES(count, type) ::mpizip::core::bytes_of((count), (type))
 #define IN_PLACE_BYTES(buf, count, type) ((buf) == MPI_IN_PLACE ? 0 : BYTES(count, type))
 
 #define MPIZIP_CALL(name, params, args, comm, bytes, handler)                              \
-  extern "C" int MPI_##name params {                                                       \
+  extern "C" MPIZIP_EXPORT int MPI_##name params {                                         \
     using namespace ::mpizip;                                                              \
     if (core::bypass()) [[likely]] return PMPI_##name args;                               \
     if (core::stats_on()) [[unlikely]] {                                                   \
@@ -43,7 +46,7 @@ static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
     return handler args;                                                                   \
   }
 #define MPIZIP_CALL_ALWAYS(name, params, args, handler)                                    \
-  extern "C" int MPI_##name params {                                                       \
+  extern "C" MPIZIP_EXPORT int MPI_##name params {                                         \
     using namespace ::mpizip;                                                              \
     if (core::stats_on()) [[unlikely]] {                                                   \
       static constexpr core::CallSite site{kCall##name, "MPI_" #name};                     \
@@ -59,6 +62,6 @@ static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
 // be passed to MPI. Yes where MPIZip stages or handles them in every call that takes a buffer
 // (core::cuda_support); else the MPI library's own answer, the next definition in the search order
 // (there is no PMPIX_ form), or 0 where the library has none.
-extern "C" int MPIX_Query_cuda_support(void) {
+extern "C" MPIZIP_EXPORT int MPIX_Query_cuda_support(void) {
   return ::mpizip::core::cuda_support() ? 1 : ::mpizip::core::library_cuda_support();
 }

@@ -5,10 +5,13 @@
 // memory can become device memory only by being unmapped and mapped again, and every new mapping
 // a GPU driver makes goes through the C library's mmap, mremap or munmap, which this library
 // interposes (as UCX's memory hooks do) to count changes. A change empties every thread's cache
-// at once (each entry carries the count it was valid for). Mappings made inside the C library
-// itself (malloc's) are not counted: they only ever make host memory, which a cached "device"
+// at once (each entry carries the count it was valid for). The driver does reuse unmapped host
+// ranges for device memory (seen on the H200 machine: 8 of 8 tries in tests/gpu/pointer_kind_test),
+// which is why the count is needed. Mappings made inside the C library itself (malloc's) are not
+// counted: they only ever make host memory, which a cached "device"
 // entry could not be (the driver keeps its device ranges reserved). tests/gpu/pointer_kind.cc
 // checks on a GPU that every allocation call that adds an address range to the process counts.
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -81,26 +84,61 @@ bool is_device_pointer_uncached(const void* p) {
 
 }  // namespace mpizip::platform
 
-// The C library's entry points that change the address space, counted, then made as the C library
-// makes them (the system call; on the 64-bit Linux systems MPIZip supports, mmap64 is mmap).
+// The entry points that change the address space, counted, then handed to the next definition in
+// the search order (the C library's, or another library's hook over it, such as an MPI library's or
+// UCX's memory hooks, which must still see every call); the system call itself only while that
+// definition is being looked up (dlsym may map memory).
+namespace {
+
+template <typename Fn>
+Fn next_definition(const char* name, std::atomic<void*>* slot) {
+  void* f = slot->load(std::memory_order_acquire);
+  if (f == nullptr) {
+    static thread_local bool resolving = false;
+    if (resolving) return nullptr;
+    resolving = true;
+    f = dlsym(RTLD_NEXT, name);
+    resolving = false;
+    slot->store(f, std::memory_order_release);
+  }
+  return reinterpret_cast<Fn>(f);
+}
+
+using MmapFn = void* (*)(void*, size_t, int, int, int, off_t);
+using MunmapFn = int (*)(void*, size_t);
+using MremapFn = void* (*)(void*, size_t, size_t, int, ...);
+std::atomic<void*> g_next_mmap{nullptr};
+std::atomic<void*> g_next_mmap64{nullptr};
+std::atomic<void*> g_next_munmap{nullptr};
+std::atomic<void*> g_next_mremap{nullptr};
+
+}  // namespace
+
 extern "C" {
 
-void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+__attribute__((visibility("default"))) void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
   mpizip::platform::address_space_changed();
+  if (auto f = next_definition<MmapFn>("mmap", &g_next_mmap)) {
+    return f(addr, length, prot, flags, fd, offset);
+  }
   return reinterpret_cast<void*>(syscall(SYS_mmap, addr, length, prot, flags, fd, offset));
 }
 
-void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+__attribute__((visibility("default"))) void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
   mpizip::platform::address_space_changed();
+  if (auto f = next_definition<MmapFn>("mmap64", &g_next_mmap64)) {
+    return f(addr, length, prot, flags, fd, offset);
+  }
   return reinterpret_cast<void*>(syscall(SYS_mmap, addr, length, prot, flags, fd, offset));
 }
 
-int munmap(void* addr, size_t length) {
+__attribute__((visibility("default"))) int munmap(void* addr, size_t length) {
   mpizip::platform::address_space_changed();
+  if (auto f = next_definition<MunmapFn>("munmap", &g_next_munmap)) return f(addr, length);
   return static_cast<int>(syscall(SYS_munmap, addr, length));
 }
 
-void* mremap(void* old_address, size_t old_size, size_t new_size, int flags, ...) {
+__attribute__((visibility("default"))) void* mremap(void* old_address, size_t old_size, size_t new_size, int flags, ...) {
   mpizip::platform::address_space_changed();
   void* new_address = nullptr;
   if (flags & MREMAP_FIXED) {
@@ -108,6 +146,9 @@ void* mremap(void* old_address, size_t old_size, size_t new_size, int flags, ...
     va_start(ap, flags);
     new_address = va_arg(ap, void*);
     va_end(ap);
+  }
+  if (auto f = next_definition<MremapFn>("mremap", &g_next_mremap)) {
+    return f(old_address, old_size, new_size, flags, new_address);
   }
   return reinterpret_cast<void*>(
       syscall(SYS_mremap, old_address, old_size, new_size, flags, new_address));
