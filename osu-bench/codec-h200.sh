@@ -9,6 +9,7 @@
 #
 # BIN holds codec_gpu_test, decode_fold_test, codec (the build under test), anchor_bench, and
 # optionally codec.<variant> (other builds, timed on bf16/fp32/e5m2 uniform) and codec.prof.
+# FULL="X Y" also runs codec.X and codec.Y over every type and data kind (mpizip-X.json).
 # STEPS (default "tests bench variants sweep prof ncu"; also memcheck) picks the steps. Real weights: MPIZIP_REAL_WEIGHTS.
 # The last lines printed are a short table (bf16 uniform, both codecs).
 set -u
@@ -29,18 +30,38 @@ if has tests && [ -x "$bin/codec_gpu_test" ]; then
   stamp "codec_gpu_test: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$out/codec_gpu_test.log" | tr '\n' ' '))"
   "$bin/decode_fold_test" --gtest_brief=1 > "$out/decode_fold_test.log" 2>&1
   stamp "decode_fold_test: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$out/decode_fold_test.log" | tr '\n' ' '))"
+  for v in "$bin"/codec_gpu_test.* "$bin"/decode_fold_test.*; do
+    [ -x "$v" ] || continue
+    log="$out/${v##*/}.log"
+    "$v" --gtest_brief=1 > "$log" 2>&1
+    stamp "${v##*/}: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$log" | tr '\n' ' '))"
+  done
 fi
 
 if has memcheck && command -v compute-sanitizer > /dev/null && [ -x "$bin/codec_gpu_test" ]; then
   MPIZIP_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/codec_gpu_test" --gtest_brief=1 \
     --gtest_filter='*Corrupt*:*Unaligned*:*Boundaries*' > "$out/memcheck.log" 2>&1
   stamp "memcheck: exit $? ($(tail -1 "$out/memcheck.log"))"
+  # An input of several waves of 16384-symbol blocks (look-back across waves), under the checker too.
+  if [ -x "$bin/codec" ]; then
+    compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/codec" --types=bf16,e5m2 --data=uniform --min=64M \
+      --max=64M > "$out/memcheck-codec.log" 2>&1
+    stamp "memcheck codec 64 MiB: exit $? ($(tail -1 "$out/memcheck-codec.log"))"
+  fi
 fi
 
 if has bench && [ -x "$bin/codec" ]; then
   "$bin/codec" --types=bf16,fp16,fp32,fp64,e4m3,e5m2 --data=$data --min=1M --max=1G \
     --json="$out/mpizip.json" > "$out/mpizip.txt" 2>&1
   stamp "codec: exit $?"
+  for v in "$bin"/codec.*; do
+    case $v in *.[A-Z]) ;; *) continue ;; esac
+    [ -x "$v" ] || continue
+    case " ${FULL:-} " in *" ${v##*.} "*) ;; *) continue ;; esac
+    "$v" --types=bf16,fp16,fp32,fp64,e4m3,e5m2 --data=$data --min=1M --max=1G \
+      --json="$out/mpizip-${v##*.}.json" > "$out/mpizip-${v##*.}.txt" 2>&1
+    stamp "codec.${v##*.} (every type): exit $?"
+  done
   if [ -x "$bin/anchor_bench" ]; then
     "$bin/anchor_bench" --types bf16,fp16,fp32,e4m3,e5m2 --dists ${data} --sizes 1,4,16,64,256,1024 \
       ${real:+--real "$real"} --json "$out/anchor.json" > "$out/anchor.txt" 2>&1
@@ -51,7 +72,8 @@ fi
 if has variants; then
   for v in "$bin"/codec.*; do
     [ -x "$v" ] || continue
-    case $v in *.prof) continue ;; esac
+    case $v in *.prof | *.xz) continue ;; esac
+    case " ${FULL:-} " in *" ${v##*.} "*) continue ;; esac
     name=${v##*/codec.}
     "$v" --types=bf16,fp32,e5m2 --data=uniform --min=1M --max=1G > "$out/variant-$name.txt" 2>&1
     stamp "variant $name: exit $?"
@@ -89,8 +111,11 @@ if has ncu && command -v ncu > /dev/null && [ -x "$bin/codec" ]; then
   done
 fi
 
-echo "== bf16 uniform: MPIZip (codec) =="
-grep -E '^bf16 +uniform' "$out/mpizip.txt" 2>/dev/null
+for f in "$out"/mpizip*.txt; do
+  [ -f "$f" ] || continue
+  echo "== ${f##*/} =="
+  grep -E '^bf16 +uniform' "$f"
+done
 for f in "$out"/variant-*.txt; do
   [ -f "$f" ] || continue
   echo "== ${f##*/} =="
