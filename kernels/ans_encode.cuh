@@ -339,6 +339,40 @@ struct BlockEncoder {
   }
 };
 
+// Measurement build only (-DMPIZIP_ENC_PROF=1): cycles per phase of every block, summed over a
+// launch (lane 0's clock), printed by the launcher after each launch. Not in normal builds.
+#ifndef MPIZIP_ENC_PROF
+#define MPIZIP_ENC_PROF 0
+#endif
+#if MPIZIP_ENC_PROF
+}  // namespace mpizip::kernels::encode
+#include <cstdio>
+namespace mpizip::kernels::encode {
+inline constexpr int kProfSlots = 8;  // ticket, split, table, encode, look-back, write, blocks
+__device__ unsigned long long g_prof[kProfSlots];
+inline void report_prof(gpuStream_t stream, int lb, uint64_t blocks, int grid) {
+  unsigned long long h[kProfSlots] = {};
+  (void)gpuStreamSynchronize(stream);
+  (void)cudaMemcpyFromSymbol(h, g_prof, sizeof h);
+  const unsigned long long z[kProfSlots] = {};
+  (void)cudaMemcpyToSymbol(g_prof, z, sizeof z);
+  const double n = h[6] ? double(h[6]) : 1.0;
+  std::fprintf(stderr, "encprof lb %d blocks %llu grid %d cycles/block ticket %.0f split %.0f table %.0f encode %.0f "
+               "lookback %.0f write %.0f\n", lb, static_cast<unsigned long long>(blocks), grid, h[0] / n, h[1] / n,
+               h[2] / n, h[3] / n, h[4] / n, h[5] / n);
+}
+#define MPIZIP_PROF_MARK(i)                                                     \
+  do {                                                                          \
+    const long long now_ = clock64();                                           \
+    if (lane == 0 && (i) >= 0) atomicAdd(&g_prof[(i)], static_cast<unsigned long long>(now_ - prof_t_)); \
+    prof_t_ = now_;                                                             \
+  } while (0)
+#else
+#define MPIZIP_PROF_MARK(i) \
+  do {                      \
+  } while (0)
+#endif
+
 // The kernel's body: each group takes block tickets until none is left; the last group to finish
 // publishes the results.
 template <DType T, bool kFused, bool kAligned>
@@ -351,9 +385,13 @@ __device__ void run(const Params& p, uint8_t* smem) {
   const uint32_t bsz = 1u << p.log2_block;
   BlockEncoder<T, kFused, kAligned> enc{p, gs, reinterpret_cast<Entry*>(gs + top), gs + top + kFlagsAt,
                                         reinterpret_cast<uint32_t*>(gs + top)};
+#if MPIZIP_ENC_PROF
+  long long prof_t_ = clock64();
+#endif
   for (;;) {
     const uint32_t t = scan::take_ticket(p.state);
     if (t >= p.first[p.n]) break;
+    MPIZIP_PROF_MARK(0);
     int i = 0;
     while (t >= p.first[i + 1]) ++i;
     const Item it = p.item[i];  // by value: kept in registers, not reloaded from the parameters
@@ -387,7 +425,9 @@ __device__ void run(const Params& p, uint8_t* smem) {
       const uint64_t hs = lanes::sum(h);
       if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(&p.state->checksum[i]), hs);
     }
+    MPIZIP_PROF_MARK(1);
     ans::Table tab = enc.build_table();
+    MPIZIP_PROF_MARK(2);
     uint32_t x, pos;
     if (!enc.encode(n, x, pos)) {
       // Words past the slack: the symbols again, and the flat table, whose words always fit.
@@ -400,10 +440,12 @@ __device__ void run(const Params& p, uint8_t* smem) {
     }
     const uint32_t hb = static_cast<uint32_t>(format::align_up(32 + 2 * tab.nsym, 4)) + 128;
     const uint32_t size = static_cast<uint32_t>(format::align_up(hb + (top - pos)));
+    MPIZIP_PROF_MARK(3);
 
     if (lane == 0) scan::publish(p.entries, t, epoch, scan::kFlagAggregate, size);
     const uint64_t off = scan::look_back(p.entries, p.first[i], t, epoch);
     if (lane == 0) scan::publish(p.entries, t, epoch, scan::kFlagInclusive, off + size);
+    MPIZIP_PROF_MARK(4);
 
     if (!room || data_off + off + size > it.cap) {
       if (lane == 0) scan::record_error(p.state, i, static_cast<int32_t>(Status::kTruncated));
@@ -427,6 +469,10 @@ __device__ void run(const Params& p, uint8_t* smem) {
       bytes::st64<kAligned>(coded, coded_bytes);
       p.results[i].size = co + coded_bytes;
     }
+    MPIZIP_PROF_MARK(5);
+#if MPIZIP_ENC_PROF
+    if (lane == 0) atomicAdd(&g_prof[6], 1ull);
+#endif
   }
   if (!scan::finish(p.state)) return;
   // The last group: every other group's writes are visible. Checksums and statuses go out.

@@ -64,6 +64,20 @@ __global__ void __launch_bounds__(kSplitThreads) split_kernel(const split::Stage
   split::run_stage<T, kAligned>(p);
 }
 
+// The encoder's CTAs for `work` CTAs' worth of blocks when at most `grid` are resident: as many
+// waves as `grid` gives, each of equal size (2048 blocks on 1452 slots: two waves of 1024, each
+// block at the latency of a multiprocessor holding 7.8 groups, not 11). A block's latency grows
+// with the groups sharing its multiprocessor (kernels/NOTES-codec-gpu.md, v6), so a full wave and
+// a part wave cost more than two equal ones.
+#ifndef MPIZIP_ENC_EQUAL_WAVES
+#define MPIZIP_ENC_EQUAL_WAVES 1
+#endif
+int equal_waves(uint64_t work, int grid) {
+  if (!MPIZIP_ENC_EQUAL_WAVES || grid < 1 || work <= static_cast<uint64_t>(grid)) return grid;
+  const uint64_t waves = (work + grid - 1) / grid;
+  return static_cast<int>((work + waves - 1) / waves);
+}
+
 bool stored_form(DType t, uint64_t count) { return count * format::elem_bytes(t) <= encode::kStoredMaxBytes; }
 
 uint64_t tickets(DType t, uint64_t count, int lb) {
@@ -117,9 +131,13 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
     int resident = 0;
     MPIZIP_CHECK(resident_ctas(k, kEncThreads, smem, kEncGroups * encode::group_smem_bytes(format::kMaxLog2Block, kMaxGpuProbBits),
                                &resident));
-    const int grid = grid_for((total + kEncGroups - 1) / kEncGroups, resident, opt.max_ctas);
+    const uint64_t work = (total + kEncGroups - 1) / kEncGroups;
+    const int grid = equal_waves(work, grid_for(work, resident, opt.max_ctas));
     void* args[] = {&p};
     MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(grid), dim3(kEncThreads), args, smem, static_cast<gpuStream_t>(stream)));
+#if MPIZIP_ENC_PROF
+    encode::report_prof(static_cast<gpuStream_t>(stream), p.log2_block, total, grid);
+#endif
     return Status::kOk;
   });
 }

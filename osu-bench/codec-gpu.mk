@@ -20,3 +20,5 @@ osu_bench_fold_SOURCES = osu-bench/fold.cc osu-bench/common/bench_util.h
 osu_bench_fold_CPPFLAGS = $(osub_cppflags)
 osu_bench_fold_LDADD = libmpizip_core.la $(osub_ldadd)
 endif
+# osu-bench/codec-h200.sh: tests, this benchmark and the anchor codec side by side on a GPU machine.
+EXTRA_DIST += osu-bench/codec-h200.sh osu-bench/codec_table.py
