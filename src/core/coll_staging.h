@@ -109,7 +109,9 @@ MPI_Comm comm_of(A&... a) {
 }
 
 // An entry point of a blocking collective: `kLayout(Staging&, args...)` stages what this rank's
-// buffers need, then `kCall(args...)` (the PMPI function) runs on the host copies.
+// buffers need, then `kCall(args...)` (the PMPI function) runs on the host copies. (Always the
+// blocking call: a rank may not turn it into the non-blocking form on its own, since MPI never
+// matches a blocking collective with a non-blocking one.)
 template <auto kLayout, auto kCall, bool kHasComm = true>
 struct Blocking {
   template <class... A>

@@ -49,21 +49,23 @@ void run(std::string gpu) {
 
 }  // namespace
 
-bool progress_thread_wanted() {
+bool progress_thread_wanted(int required) {
   const Settings& s = settings();
   if (!s.enable || s.progress_thread == 2 || s.protocol == 2) return false;
   if (s.progress_thread == 1) return true;
+  (void)required;  // the thread's need does not depend on it (progress_thread.h)
   // Host buffers over the MPI library's transport need no thread: a send completes once its
   // payload is posted from MPIZip's memory (p2p/send.h), and MPI moves it from inside any call.
-  // The GPU pipeline and the transports MPI does not drive (UCX, the paced emulated link) do.
+  // The GPU pipeline, CUDA IPC (a sender waits for its receiver to copy) and the transports MPI
+  // does not drive (UCX, the paced emulated link) do.
   const auto kind = static_cast<transport::Kind>(s.transport);
   if (kind == transport::Kind::kUcx || kind == transport::Kind::kEmulated) return true;
   std::string why;
   return !platform::gpus(&why).empty();
 }
 
-void progress_thread_start(int provided) {
-  if (!progress_thread_wanted()) return;
+void progress_thread_start(int required, int provided) {
+  if (!progress_thread_wanted(required)) return;
   if (provided < MPI_THREAD_MULTIPLE) {
     MPIZIP_LOG_ONCE(kWarn, "no progress thread: the MPI library did not grant MPI_THREAD_MULTIPLE; "
                            "operations advance inside MPIZip's calls only");

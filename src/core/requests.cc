@@ -384,7 +384,7 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 int wait(MPI_Request* request, MPI_Status* status) {
-  if (g_count.load(std::memory_order_acquire) == 0) return PMPI_Wait(request, status);
+  if (request_count() == 0) return PMPI_Wait(request, status);
   int flag = 0;
   int rc = MPI_SUCCESS;
   while (!flag) rc = test(request, &flag, status);
@@ -436,7 +436,7 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
 }
 
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (g_count.load(std::memory_order_acquire) == 0) return PMPI_Waitall(count, requests, statuses);
+  if (request_count() == 0) return PMPI_Waitall(count, requests, statuses);
   int flag = 0;
   int rc = MPI_SUCCESS;
   while (!flag) rc = testall(count, requests, &flag, statuses);
