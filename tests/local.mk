@@ -32,7 +32,9 @@ EXTRA_DIST += tests/mpi/cuda_aware.sh tests/tsan/run.sh tests/tsan/suppressions.
 
 if HAVE_GTEST
 check_PROGRAMS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \
-	tests/unit/pool_bounds_test tests/unit/topology_test
+	tests/unit/pool_bounds_test tests/unit/topology_test tests/unit/page_cache_test
+tests_unit_page_cache_test_SOURCES = tests/unit/page_cache_test.cc
+tests_unit_page_cache_test_LDADD = $(GTEST_LIBS) -lgtest_main
 tests_unit_buffers_test_SOURCES = tests/unit/buffers_test.cc
 tests_unit_buffers_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 tests_unit_topology_test_SOURCES = tests/unit/topology_test.cc
@@ -44,7 +46,7 @@ tests_unit_settings_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 tests_unit_p2p_recv_test_SOURCES = tests/unit/p2p_recv_test.cc
 tests_unit_p2p_recv_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 TESTS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \
-	tests/unit/pool_bounds_test tests/unit/topology_test
+	tests/unit/pool_bounds_test tests/unit/topology_test tests/unit/page_cache_test
 endif
 
 include tests/codec-cpu.mk

@@ -2,7 +2,7 @@
 libmpizip_core_la_SOURCES += \
 	src/platform/status.h src/platform/status.cc \
 	src/platform/log.h src/platform/log.cc \
-	src/platform/gpu.h src/platform/device.h src/platform/operation.h \
+	src/platform/gpu.h src/platform/device.h src/platform/operation.h src/platform/page_cache.h \
 	src/platform/topology.h src/platform/topology.cc \
 	src/platform/buffers.h src/platform/buffers.cc
 if HAVE_GPU

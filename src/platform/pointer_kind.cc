@@ -22,6 +22,7 @@
 
 #include "src/platform/device.h"
 #include "src/platform/gpu.h"
+#include "src/platform/page_cache.h"
 
 namespace mpizip::platform {
 namespace {
@@ -48,14 +49,6 @@ bool ask_runtime(const void* p) {
 #endif
 }
 
-// One entry per page, direct-mapped: an application's few buffers rarely collide. 16 bytes an
-// entry and 16 entries, so that the thread-local block stays small (initial-exec TLS comes out of
-// the space the C library keeps for libraries loaded late, with dlopen).
-struct Entry {
-  uintptr_t key = 0;        // page number << 1 | device
-  uint64_t generation = 0;  // 0: empty
-};
-constexpr unsigned kEntries = 16;
 constexpr unsigned kPageShift = 12;
 
 }  // namespace
@@ -64,17 +57,15 @@ uint64_t address_space_generation() { return g_generation.load(std::memory_order
 
 bool is_device_pointer(const void* p) {
   if (p == nullptr || !has_gpu()) return false;
-  static thread_local __attribute__((tls_model("initial-exec"))) Entry cache[kEntries];
+  static thread_local __attribute__((tls_model("initial-exec"))) PageCache cache;
   const auto page = reinterpret_cast<uintptr_t>(p) >> kPageShift;
-  Entry& e = cache[page % kEntries];
   const uint64_t now = g_generation.load(std::memory_order_acquire);
-  if (e.generation == now && (e.key >> 1) == page) [[likely]] return (e.key & 1) != 0;
+  const int known = cache.find(page, now);
+  if (known >= 0) [[likely]] return known != 0;
   const bool device = ask_runtime(p);
   // The runtime may itself have mapped memory while answering (its first call does): cache the
   // answer only when nothing changed meanwhile.
-  if (g_generation.load(std::memory_order_acquire) == now) {
-    e = Entry{page << 1 | (device ? 1u : 0u), now};
-  }
+  if (g_generation.load(std::memory_order_acquire) == now) cache.put(page, now, device);
   return device;
 }
 
