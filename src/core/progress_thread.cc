@@ -49,11 +49,10 @@ void run(std::string gpu) {
 
 }  // namespace
 
-bool progress_thread_wanted(int required) {
+bool progress_thread_wanted() {
   const Settings& s = settings();
   if (!s.enable || s.progress_thread == 2 || s.protocol == 2) return false;
   if (s.progress_thread == 1) return true;
-  (void)required;  // the thread's need does not depend on it (progress_thread.h)
   // Host buffers over the MPI library's transport need no thread: a send completes once its
   // payload is posted from MPIZip's memory (p2p/send.h), and MPI moves it from inside any call.
   // The GPU pipeline, CUDA IPC (a sender waits for its receiver to copy) and the transports MPI
@@ -64,8 +63,8 @@ bool progress_thread_wanted(int required) {
   return !platform::gpus(&why).empty();
 }
 
-void progress_thread_start(int required, int provided) {
-  if (!progress_thread_wanted(required)) return;
+void progress_thread_start(int provided) {
+  if (!progress_thread_wanted()) return;
   if (provided < MPI_THREAD_MULTIPLE) {
     MPIZIP_LOG_ONCE(kWarn, "no progress thread: the MPI library did not grant MPI_THREAD_MULTIPLE; "
                            "operations advance inside MPIZip's calls only");

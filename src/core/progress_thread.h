@@ -18,12 +18,12 @@
 
 namespace mpizip::core {
 
-// Whether MPI_Init should ask the MPI library for MPI_THREAD_MULTIPLE (MPIZIP_PROGRESS_THREAD, the
-// level the application asked for, and whether this rank may run the protocol).
-bool progress_thread_wanted(int required);
+// Whether MPI_Init should ask the MPI library for MPI_THREAD_MULTIPLE (MPIZIP_PROGRESS_THREAD, and
+// whether this rank may run the protocol).
+bool progress_thread_wanted();
 
 // Starts the thread (when wanted and the library granted MPI_THREAD_MULTIPLE) / stops and joins it.
-void progress_thread_start(int required, int provided);
+void progress_thread_start(int provided);
 void progress_thread_stop();
 
 // Wakes the thread: an operation was registered.

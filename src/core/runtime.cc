@@ -25,7 +25,6 @@ namespace {
 
 int g_thread_level = MPI_THREAD_SINGLE;   // what the application was granted
 int g_library_level = MPI_THREAD_SINGLE;  // what the MPI library granted MPIZip
-int g_required_level = MPI_THREAD_SINGLE;  // what the application asked for
 
 void start() {
   const Settings& s = settings();
@@ -59,7 +58,7 @@ void start() {
     MPIZIP_WARN("cannot set up the point-to-point protocol; point-to-point calls pass through");
     protocol_teardown_job();
   }
-  if (protocol_job_on()) progress_thread_start(g_required_level, g_library_level);
+  if (protocol_job_on()) progress_thread_start(g_library_level);
   protocol_refresh_policy();
   g_bypass.store(!s.stats && !protocol_job_on() && !platform::has_gpu(), std::memory_order_release);
   MPIZIP_DEBUG("started, thread level %d (library %d)", g_thread_level, g_library_level);
@@ -68,10 +67,8 @@ void start() {
 // The progress thread needs MPI_THREAD_MULTIPLE from the library; the application is granted the
 // level it asked for (no more), and MPI_Query_thread reports that level.
 int init(int* argc, char*** argv, int required, int* provided) {
-  g_required_level = required;
-  int ask = progress_thread_wanted(required) && required < MPI_THREAD_MULTIPLE
-                ? MPI_THREAD_MULTIPLE
-                : required;
+  int ask = progress_thread_wanted() && required < MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                                                       : required;
   int rc = PMPI_Init_thread(argc, argv, ask, &g_library_level);
   if (rc != MPI_SUCCESS) return rc;
   g_thread_level = g_library_level < required ? g_library_level : required;
