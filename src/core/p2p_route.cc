@@ -293,12 +293,6 @@ struct Small {
   return static_cast<uint64_t>(count) * static_cast<uint64_t>(size) <= send_policy().bare_bytes;
 }
 
-// The device-buffer check of an own_bare() message: staged through host memory where the MPI
-// library cannot read device memory.
-[[gnu::always_inline]] inline bool own_staged(const void* buf, int count) {
-  return process_has_gpu() && count > 0 && !mpi_cuda_aware() && platform::is_device_pointer(buf);
-}
-
 // Counts an own_bare() message on a communicator with the protocol, when statistics are on.
 void count_own_bare(MPI_Comm comm, bool sending) {
   CommState* s = comm_state_find(comm);
@@ -350,13 +344,13 @@ int bsend_staged(const void* buf, int count, MPI_Datatype type, int dest, int ta
   return raise(comm, rc);
 }
 
-// The own_bare() paths (p2p/wire.h: a message of at most the bare size is the MPI library's own),
-// apart from the general ones so that they cost a small function's frame.
-int send_own(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+// The MPI library's own send or receive of the application's arguments: every message that does
+// not take the protocol (bare ones, p2p/wire.h, and plain ones), with a device buffer staged through
+// host memory where the MPI library cannot read it.
+int send_mpi(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
              p2p::SendMode mode) {
-  if (stats_on()) [[unlikely]] count_own_bare(comm, true);
   const bool synchronous = mode == p2p::SendMode::kSynchronous;
-  if (own_staged(buf, count)) [[unlikely]] {
+  if (staged(buf, count, dest)) [[unlikely]] {
     if (mode == p2p::SendMode::kBuffered) {
       return bsend_staged(buf, count, type, dest, tag, comm, nullptr);
     }
@@ -369,11 +363,10 @@ int send_own(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
                      : PMPI_Send(buf, count, type, dest, tag, comm);
 }
 
-int isend_own(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+int isend_mpi(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request* request, p2p::SendMode mode) {
-  if (stats_on()) [[unlikely]] count_own_bare(comm, true);
   const bool synchronous = mode == p2p::SendMode::kSynchronous;
-  if (own_staged(buf, count)) [[unlikely]] {
+  if (staged(buf, count, dest)) [[unlikely]] {
     if (mode == p2p::SendMode::kBuffered) {
       return bsend_staged(buf, count, type, dest, tag, comm, request);
     }
@@ -389,10 +382,9 @@ int isend_own(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
                      : PMPI_Isend(buf, count, type, dest, tag, comm, request);
 }
 
-int recv_own(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+int recv_mpi(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status* status) {
-  if (stats_on()) [[unlikely]] count_own_bare(comm, false);
-  if (own_staged(buf, count)) [[unlikely]] {
+  if (staged(buf, count, source)) [[unlikely]] {
     std::unique_ptr<platform::Operation> op;
     int rc = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
     if (rc == MPI_SUCCESS) {
@@ -404,16 +396,40 @@ int recv_own(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
   return PMPI_Recv(buf, count, type, source, tag, comm, status);
 }
 
-int irecv_own(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+int irecv_mpi(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request* request) {
-  if (stats_on()) [[unlikely]] count_own_bare(comm, false);
-  if (own_staged(buf, count)) [[unlikely]] {
+  if (staged(buf, count, source)) [[unlikely]] {
     std::unique_ptr<platform::Operation> op;
     int rc = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
     if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
     return raise(comm, rc);
   }
   return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+}
+
+// A message that own_bare() found of at most the bare size: counted, then the MPI library's own.
+int send_bare(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              p2p::SendMode mode) {
+  if (stats_on()) [[unlikely]] count_own_bare(comm, true);
+  return send_mpi(buf, count, type, dest, tag, comm, mode);
+}
+
+int isend_bare(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request, p2p::SendMode mode) {
+  if (stats_on()) [[unlikely]] count_own_bare(comm, true);
+  return isend_mpi(buf, count, type, dest, tag, comm, request, mode);
+}
+
+int recv_bare(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Status* status) {
+  if (stats_on()) [[unlikely]] count_own_bare(comm, false);
+  return recv_mpi(buf, count, type, source, tag, comm, status);
+}
+
+int irecv_bare(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  if (stats_on()) [[unlikely]] count_own_bare(comm, false);
+  return irecv_mpi(buf, count, type, source, tag, comm, request);
 }
 
 // Starts the protocol's send of a routed buffer: packed first when its elements are not back to
@@ -470,19 +486,7 @@ std::unique_ptr<platform::Operation> routed_recv(const Route& r, MakeRecv make, 
   std::optional<Route> r =
       small.way != Way::kRoute && small.way != Way::kCompact ? std::nullopt
                                                              : route(buf, count, type, dest, comm);
-  if (!r && mode == p2p::SendMode::kBuffered) {
-    if (staged(buf, count, dest)) return bsend_staged(buf, count, type, dest, tag, comm, nullptr);
-    return PMPI_Bsend(buf, count, type, dest, tag, comm);
-  }
-  if (!r && staged(buf, count, dest)) {
-    std::unique_ptr<platform::Operation> op;
-    int rc = p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op);
-    return raise(comm, rc == MPI_SUCCESS ? drive(*op) : rc);
-  }
-  if (!r) {
-    return synchronous ? PMPI_Ssend(buf, count, type, dest, tag, comm)
-                       : PMPI_Send(buf, count, type, dest, tag, comm);
-  }
+  if (!r) return send_mpi(buf, count, type, dest, tag, comm, mode);
   std::unique_ptr<platform::Operation> op;
   int rc = start_routed_send(*r, dest, tag, mode, &op);
   if (rc == MPI_SUCCESS) rc = drive_detachable(std::move(op));
@@ -491,7 +495,6 @@ std::unique_ptr<platform::Operation> routed_recv(const Route& r, MakeRecv make, 
 
 [[gnu::noinline]] int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                                  MPI_Comm comm, MPI_Request* request, p2p::SendMode mode) {
-  const bool synchronous = mode == p2p::SendMode::kSynchronous;
   // A bare message (p2p/wire.h) is the MPI library's own: its request is MPI's, with nothing of
   // MPIZip's to advance or complete.
   const Small small = small_message(buf, count, type, dest, comm, true, false);
@@ -499,20 +502,7 @@ std::unique_ptr<platform::Operation> routed_recv(const Route& r, MakeRecv make, 
   auto r = small.way == Way::kPlain || small.way == Way::kBare
                ? std::nullopt
                : route(buf, count, type, dest, comm);
-  if (!r && mode == p2p::SendMode::kBuffered) {
-    if (staged(buf, count, dest)) return bsend_staged(buf, count, type, dest, tag, comm, request);
-    return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
-  }
-  if (!r && staged(buf, count, dest)) {
-    std::unique_ptr<platform::Operation> op;
-    int rc = p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op);
-    if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
-    return raise(comm, rc);
-  }
-  if (!r) {
-    return synchronous ? PMPI_Issend(buf, count, type, dest, tag, comm, request)
-                       : PMPI_Isend(buf, count, type, dest, tag, comm, request);
-  }
+  if (!r) return isend_mpi(buf, count, type, dest, tag, comm, request, mode);
   std::unique_ptr<platform::Operation> op;
   int rc = start_routed_send(*r, dest, tag, mode, &op);
   if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
@@ -664,21 +654,21 @@ std::unique_ptr<platform::Operation> receive_held(HeldMessage& held, void* buf, 
 
 int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (own_bare(count, type, dest)) [[likely]] {
-    return send_own(buf, count, type, dest, tag, comm, p2p::SendMode::kStandard);
+    return send_bare(buf, count, type, dest, tag, comm, p2p::SendMode::kStandard);
   }
   return send_mode(buf, count, type, dest, tag, comm, p2p::SendMode::kStandard);
 }
 
 int ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (own_bare(count, type, dest)) [[likely]] {
-    return send_own(buf, count, type, dest, tag, comm, p2p::SendMode::kSynchronous);
+    return send_bare(buf, count, type, dest, tag, comm, p2p::SendMode::kSynchronous);
   }
   return send_mode(buf, count, type, dest, tag, comm, p2p::SendMode::kSynchronous);
 }
 
 int bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (own_bare(count, type, dest)) [[likely]] {
-    return send_own(buf, count, type, dest, tag, comm, p2p::SendMode::kBuffered);
+    return send_bare(buf, count, type, dest, tag, comm, p2p::SendMode::kBuffered);
   }
   return send_mode(buf, count, type, dest, tag, comm, p2p::SendMode::kBuffered);
 }
@@ -686,7 +676,7 @@ int bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_
 int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
           MPI_Request* request) {
   if (own_bare(count, type, dest)) [[likely]] {
-    return isend_own(buf, count, type, dest, tag, comm, request, p2p::SendMode::kStandard);
+    return isend_bare(buf, count, type, dest, tag, comm, request, p2p::SendMode::kStandard);
   }
   return isend_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kStandard);
 }
@@ -694,7 +684,7 @@ int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_
 int issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
            MPI_Request* request) {
   if (own_bare(count, type, dest)) [[likely]] {
-    return isend_own(buf, count, type, dest, tag, comm, request, p2p::SendMode::kSynchronous);
+    return isend_bare(buf, count, type, dest, tag, comm, request, p2p::SendMode::kSynchronous);
   }
   return isend_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kSynchronous);
 }
@@ -702,7 +692,7 @@ int issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI
 int ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
            MPI_Request* request) {
   if (own_bare(count, type, dest)) [[likely]] {
-    return isend_own(buf, count, type, dest, tag, comm, request, p2p::SendMode::kBuffered);
+    return isend_bare(buf, count, type, dest, tag, comm, request, p2p::SendMode::kBuffered);
   }
   return isend_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kBuffered);
 }
@@ -725,16 +715,7 @@ namespace {
     if (serve_plain_from_queue(small.plain_comm, buf, count, type, source, tag, comm, &st)) {
       return raise(comm, fill_status(st, status));
     }
-    if (staged(buf, count, source)) {
-      std::unique_ptr<platform::Operation> op;
-      int rc = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
-      if (rc == MPI_SUCCESS) {
-        drive(*op);
-        rc = fill_status(op->status(), status);
-      }
-      return raise(comm, rc);
-    }
-    return PMPI_Recv(buf, count, type, source, tag, comm, status);
+    return recv_mpi(buf, count, type, source, tag, comm, status);
   }
   if (!r->packed && may_block_in_mpi() && r->state->probed.empty()) {
     return recv_blocking(r->state, r->buffer, r->stat_slot, source, tag, comm, status);
@@ -760,13 +741,7 @@ namespace {
     if (serve_plain_from_queue(small.plain_comm, buf, count, type, source, tag, comm, &st)) {
       return request_start(std::make_unique<DoneOp>(st), comm, request);
     }
-    if (staged(buf, count, source)) {
-      std::unique_ptr<platform::Operation> op;
-      int rc = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
-      if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
-      return raise(comm, rc);
-    }
-    return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+    return irecv_mpi(buf, count, type, source, tag, comm, request);
   }
   int rc = MPI_SUCCESS;
   auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {
@@ -781,7 +756,7 @@ namespace {
 int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
          MPI_Status* status) {
   if (own_bare(count, type, source) && !p2p::ProbedQueue::any_queued()) [[likely]] {
-    return recv_own(buf, count, type, source, tag, comm, status);
+    return recv_bare(buf, count, type, source, tag, comm, status);
   }
   return recv_general(buf, count, type, source, tag, comm, status);
 }
@@ -790,7 +765,7 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
           MPI_Request* request) {
   // A bare receive (p2p/wire.h) is the MPI library's own: its request is MPI's.
   if (own_bare(count, type, source) && !p2p::ProbedQueue::any_queued()) [[likely]] {
-    return irecv_own(buf, count, type, source, tag, comm, request);
+    return irecv_bare(buf, count, type, source, tag, comm, request);
   }
   return irecv_general(buf, count, type, source, tag, comm, request);
 }
