@@ -357,7 +357,10 @@ static void probes(MPI_Comm comm) {
   buf_free(in);
 }
 
-/* Truncation with MPI_ERRORS_RETURN: the error comes back, the first elements arrive. */
+/* Truncation with MPI_ERRORS_RETURN: the error comes back; the first elements arrive where MPIZip
+ * carries the message (larger than MPIZIP_BARE_BYTES, at most 64 KiB). What a truncated receive
+ * holds is not defined by MPI: a smaller message is the MPI library's own, and Open MPI over UCX
+ * delivers none of it, with or without MPIZip. */
 static void truncation(MPI_Comm comm) {
   MPI_Comm c;
   MPI_Comm_dup(comm, &c);
@@ -378,7 +381,9 @@ static void truncation(MPI_Comm comm) {
     int cls;
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_TRUNCATE, "truncation returned class %d", cls);
-    CHECK(buf_compare(in, want, sizeof(float) * (size_t)(n / 2)), "truncated data");
+    if ((size_t)n * sizeof(float) > 65536) {
+      CHECK(buf_compare(in, want, sizeof(float) * (size_t)(n / 2)), "truncated data");
+    }
     MPI_Wait(&r, MPI_STATUS_IGNORE);
     buf_free(out);
     buf_free(in);
