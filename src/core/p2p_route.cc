@@ -274,7 +274,7 @@ struct Small {
 // A message of at most the bare size (p2p/wire.h), on any communicator and of any datatype: the
 // MPI library's own call (staged where the buffer is device memory), whatever the signature, since
 // a message that size never takes the protocol. Decided from the datatype's size alone, before
-// anything else is looked up: this is the whole cost MPIZip adds to a small message. A receive
+// anything else is looked up: this is all of MPIZip's own path for a small message. A receive
 // while some communicator holds probed messages takes the longer way, which looks at its queue.
 [[gnu::always_inline]] inline bool own_bare(int count, MPI_Datatype type, int peer) {
   if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL || type == MPI_DATATYPE_NULL) {
