@@ -1,5 +1,5 @@
 // Where a buffer lives, asked on every point-to-point call: answered from a per-thread cache in a
-// few instructions, from the GPU runtime (a few hundred nanoseconds) only on a miss.
+// few instructions, from the GPU driver (a few hundred nanoseconds) only on a miss.
 //
 // A cached answer is valid while the process's address space has not changed: a page that was host
 // memory can become device memory only by being unmapped and mapped again, and every new mapping
@@ -24,12 +24,33 @@
 #include "src/platform/gpu.h"
 #include "src/platform/page_cache.h"
 
+#if !defined(MPIZIP_HIP)
+#include <cuda.h>
+#endif
+
 namespace mpizip::platform {
 namespace {
 
 std::atomic<uint64_t> g_generation{1};
 
 inline void address_space_changed() { g_generation.fetch_add(1, std::memory_order_relaxed); }
+
+#if !defined(MPIZIP_HIP)
+// The driver's cuPointerGetAttributes, found once in the driver library the runtime has loaded
+// (has_gpu() asked the runtime first). Unlike the runtime's cudaPointerGetAttributes it never
+// creates a context: a process that only ever sends host buffers keeps having none (a context
+// in every rank would make the job a different one from the application's own: more threads,
+// more memory, and a GPU the ranks share without MPS switching between them).
+using DriverPointerAttributes = CUresult (*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
+DriverPointerAttributes driver_pointer_attributes() {
+  static const DriverPointerAttributes fn = [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    return lib == nullptr ? nullptr
+                          : reinterpret_cast<DriverPointerAttributes>(dlsym(lib, "cuPointerGetAttributes"));
+  }();
+  return fn;
+}
+#endif
 
 bool ask_runtime(const void* p) {
 #if defined(MPIZIP_HIP)
@@ -40,6 +61,15 @@ bool ask_runtime(const void* p) {
   }
   return a.type == hipMemoryTypeDevice || a.type == hipMemoryTypeManaged;
 #else
+  if (const DriverPointerAttributes query = driver_pointer_attributes()) {
+    // Memory no context knows of reads as type 0 and not managed (CUDA_SUCCESS all the same).
+    unsigned type = 0;
+    unsigned managed = 0;
+    CUpointer_attribute which[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    void* into[2] = {&type, &managed};
+    if (query(2, which, into, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS) return false;
+    return type == CU_MEMORYTYPE_DEVICE || managed != 0;
+  }
   cudaPointerAttributes a;
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
     (void)cudaGetLastError();
