@@ -76,6 +76,9 @@ struct Policy {
 
 // What a collective needs to know about its communicator, handed down by src/core.
 struct Channel {
+  // Keeps what `transport` and `resources` point to alive while an operation holds the channel,
+  // even once the application has freed the communicator.
+  std::shared_ptr<const void> owner;
   transport::Transport* transport = nullptr;
   int rank = 0;
   int nranks = 1;  // 2..kMaxRanks

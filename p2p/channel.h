@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "kernels/format.h"
 
@@ -46,6 +47,9 @@ struct SendPolicy {
 
 struct Channel {
   MPI_Comm comm = MPI_COMM_NULL;    // the application's communicator: match messages
+  // Keeps what `transport` points to alive while an operation holds the channel, even once the
+  // application has freed the communicator.
+  std::shared_ptr<const void> owner;
   transport::Transport* transport = nullptr;   // moves bulk payloads (over the private duplicate)
   std::atomic<uint32_t>* bulk_tags = nullptr;  // next transfer tag (per communicator)
   ProbedQueue* probed = nullptr;

@@ -81,7 +81,6 @@ class KeepPacked : public platform::Operation {
     return cancelled;
   }
   bool detachable() const override { return inner_->detachable(); }
-  const void* resource() const override { return inner_->resource(); }
 
  private:
   std::unique_ptr<platform::Operation> inner_;

@@ -135,8 +135,6 @@ class SendOp : public platform::Operation {
            error_ == MPI_SUCCESS;
   }
 
-  const void* resource() const override { return ch_.transport; }
-
  private:
   // The payload as it will travel when it is ready now: inline in the match message or one bulk
   // transfer, raw or compressed. Compresses on the CPU (host buffers) or, for small device

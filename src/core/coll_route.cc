@@ -1,5 +1,7 @@
 #include "src/core/coll_route.h"
 
+#include "src/core/comm_context.h"
+
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -32,117 +34,6 @@ int raise(MPI_Comm comm, int rc) {
   return rc;
 }
 
-// ---- Per-communicator state of the collectives -------------------------------------------------
-//
-// A communicator's first two-shot collective gives it the collectives' own transport, over a
-// private duplicate of its own (apart from the point-to-point protocol's: the two never share tags,
-// and may be progressed from different threads at once, which calls on one transport must not be),
-// the resources of coll/resources.h and a sequence counter. They are kept as an attribute under a
-// keyval of this file: the delete callback tears them down when the communicator is freed, and an
-// attribute on MPI_COMM_SELF, whose delete callback MPI calls first thing in MPI_Finalize, tears down
-// what is left while MPI still works. Creating the transport is collective, like the collective that
-// asks for it.
-
-struct CollState {
-  MPI_Comm comm = MPI_COMM_NULL;  // the transport's private duplicate
-  std::unique_ptr<transport::Transport> transport;
-  coll::Resources resources;
-  uint64_t seq = 0;  // collectives started, on every rank alike
-
-  ~CollState() {
-    transport.reset();
-    if (comm != MPI_COMM_NULL) PMPI_Comm_free(&comm);
-  }
-};
-
-std::mutex g_coll_mutex;
-int g_coll_keyval = MPI_KEYVAL_INVALID;
-int g_finalize_keyval = MPI_KEYVAL_INVALID;
-std::vector<CollState*> g_coll_states;  // live states, in creation order
-
-// Deletes `cs` if it is still live (MPI_Finalize may have taken it down before the communicator's
-// own delete callback runs).
-void retire(CollState* cs) {
-  std::lock_guard<std::mutex> lock(g_coll_mutex);
-  for (auto it = g_coll_states.begin(); it != g_coll_states.end(); ++it) {
-    if (*it == cs) {
-      g_coll_states.erase(it);
-      delete cs;
-      return;
-    }
-  }
-}
-
-// The communicator is being freed.
-int coll_delete_cb(MPI_Comm, int, void* value, void*) {
-  retire(static_cast<CollState*>(value));
-  return MPI_SUCCESS;
-}
-
-// MPI_Finalize: the states of communicators still alive, in creation order (the same on every rank,
-// should a transport's teardown communicate).
-int finalize_cb(MPI_Comm, int, void*, void*) {
-  std::vector<CollState*> left;
-  {
-    std::lock_guard<std::mutex> lock(g_coll_mutex);
-    left.swap(g_coll_states);
-  }
-  for (CollState* cs : left) delete cs;
-  if (g_coll_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g_coll_keyval);
-  if (g_finalize_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g_finalize_keyval);
-  return MPI_SUCCESS;
-}
-
-// The keyval of the states and the MPI_Finalize hook, at the first two-shot collective. Caller
-// holds g_coll_mutex.
-int create_keyvals() {
-  if (g_coll_keyval != MPI_KEYVAL_INVALID) return MPI_SUCCESS;
-  int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, coll_delete_cb, &g_coll_keyval, nullptr);
-  if (rc == MPI_SUCCESS) {
-    rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_cb, &g_finalize_keyval, nullptr);
-  }
-  if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(MPI_COMM_SELF, g_finalize_keyval, nullptr);
-  return rc;
-}
-
-// The collective state of `comm`, created (collectively) on first use. An MPI error code.
-int coll_state(MPI_Comm comm, CollState** out) {
-  {
-    std::lock_guard<std::mutex> lock(g_coll_mutex);
-    int rc = create_keyvals();
-    if (rc != MPI_SUCCESS) return rc;
-  }
-  void* value = nullptr;
-  int found = 0;
-  int rc = PMPI_Comm_get_attr(comm, g_coll_keyval, &value, &found);
-  if (rc != MPI_SUCCESS) return rc;
-  if (found) {
-    *out = static_cast<CollState*>(value);
-    return MPI_SUCCESS;
-  }
-  auto cs = std::make_unique<CollState>();
-  rc = PMPI_Comm_dup(comm, &cs->comm);
-  if (rc != MPI_SUCCESS) return rc;
-  PMPI_Comm_set_name(cs->comm, "MPIZip collectives");
-  Status s = transport::create(cs->comm, transport_options(), &cs->transport);
-  if (!ok(s)) {
-    MPIZIP_WARN("cannot create the collectives' transport (%s)", status_string(s));
-    return MPI_ERR_OTHER;
-  }
-  CollState* raw = cs.get();
-  {
-    std::lock_guard<std::mutex> lock(g_coll_mutex);
-    g_coll_states.push_back(cs.release());
-  }
-  rc = PMPI_Comm_set_attr(comm, g_coll_keyval, raw);
-  if (rc != MPI_SUCCESS) {
-    retire(raw);
-    return rc;
-  }
-  *out = raw;
-  return MPI_SUCCESS;
-}
-
 // ---- Policy -------------------------------------------------------------------------------------
 
 // The reductions MPIZip performs itself; the others (MPI_BAND, user-defined ops, ...) go to MPI.
@@ -157,6 +48,7 @@ std::optional<kernels::reduce::Op> reduce_op(MPI_Op op) {
 // What the two-shot needs to know about a call that takes it.
 struct Route {
   CommState* state = nullptr;
+  std::shared_ptr<CommContext> context;  // with the collectives' transport
   format::DType dtype = format::DType::kFp32;
   kernels::reduce::Op op = kernels::reduce::Op::kSum;
 };
@@ -180,11 +72,13 @@ std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm com
   CommState* s = comm_state_find(comm);
   auto dtype = protocol_dtype(s, comm, type);
   if (!dtype || s->size < 2 || s->size > coll::kMaxRanks) return std::nullopt;
+  std::shared_ptr<CommContext> c = s->context;
+  if (!c || !c->coll_transport) return std::nullopt;
   const bool narrow = *dtype == format::DType::kBf16 || *dtype == format::DType::kFp16;
   const uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(*dtype);
   if (st.allreduce == kAllreduceAuto && !narrow && bytes < st.allreduce_min_bytes)
     return std::nullopt;
-  return Route{s, *dtype, *rop};
+  return Route{s, std::move(c), *dtype, *rop};
 }
 
 // What the settings say about compressing a two-shot's pieces.
@@ -205,14 +99,14 @@ coll::Policy policy() {
 // Starts the two-shot, in the memory of the output buffer (coll::AllreduceArgs).
 int start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count, MPI_Comm comm,
                   std::unique_ptr<platform::Operation>* op) {
-  CollState* cs = nullptr;
-  int rc = coll_state(comm, &cs);
-  if (rc != MPI_SUCCESS) return rc;
+  // route() found the collectives' part of the context; the operation holds a reference.
+  const std::shared_ptr<CommContext>& c = r.context;
   coll::Channel ch;
-  ch.transport = cs->transport.get();
+  ch.owner = c;
+  ch.transport = c->coll_transport.get();
   PMPI_Comm_rank(comm, &ch.rank);
   ch.nranks = r.state->size;
-  ch.resources = &cs->resources;
+  ch.resources = &c->coll_resources;
   ch.policy = policy();
   coll::AllreduceArgs a;
   a.input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -231,7 +125,7 @@ int start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count,
     c.app_bytes.fetch_add(tr.app_bytes, std::memory_order_relaxed);
     c.wire_bytes.fetch_add(tr.wire_bytes, std::memory_order_relaxed);
   };
-  return coll::start_allreduce(ch, a, cs->seq++, op);
+  return coll::start_allreduce(ch, a, c->coll_seq++, op);
 }
 
 // ---- TMA intra-node collectives (coll/tma_coll.h) ----------------------------------------------
@@ -407,10 +301,6 @@ int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
   return raise(comm, rc);
 }
 
-int coll_attach(MPI_Comm comm) {
-  if (settings().allreduce == kAllreduceOff) return MPI_SUCCESS;
-  CollState* cs = nullptr;
-  return coll_state(comm, &cs);
-}
+bool coll_wanted() { return settings().allreduce != kAllreduceOff; }
 
 }  // namespace mpizip::core

@@ -21,11 +21,10 @@ int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcoun
 int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
-// Sets up the collectives' state of a communicator that has just got the protocol (collective
-// over `comm`, like its creation). Done then, not at the first collective: non-blocking
-// collectives on different communicators may start in different orders on different ranks, and a
-// collective setup inside one of them could then wait for a rank busy in another. An MPI error
-// code; on error the communicator's collectives pass to the MPI library.
-int coll_attach(MPI_Comm comm);
+// Whether communicators get the two-shot collectives' part of their context (comm_context.h),
+// set up with the communicator, not at the first collective: non-blocking collectives on different
+// communicators may start in different orders on different ranks, and a collective setup inside
+// one of them could then wait for a rank busy in another. False for MPIZIP_ALLREDUCE=off.
+bool coll_wanted();
 
 }  // namespace mpizip::core

@@ -1,10 +1,11 @@
 #include "src/core/comm_state.h"
 
-#include "src/transport/transport.h"
+#include "src/core/comm_context.h"
 
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "src/platform/log.h"
 
@@ -92,8 +93,11 @@ int delete_cb(MPI_Comm comm, int, void* attribute_val, void*) {
   char name[MPI_MAX_OBJECT_NAME] = {0};
   int len = 0;
   bool named = PMPI_Comm_get_name(comm, name, &len) == MPI_SUCCESS && len > 0;
+  std::shared_ptr<CommContext> context;  // released outside the lock, after the state's retirement
   std::lock_guard<std::mutex> lock(g_mutex);
   if (named) s->origin = std::string("'") + name + "' (" + s->origin + ")";
+  s->protocol.store(false);
+  context = std::move(s->context);
   s->freed.store(true);
   s->handle.store(MPI_COMM_NULL);
   retire(s);
@@ -115,6 +119,17 @@ int comm_state_setup() {
 }
 
 void comm_state_teardown() {
+  // Contexts of communicators still alive, released in creation order (the same on every rank,
+  // should a transport's teardown communicate) and outside the lock.
+  std::vector<std::shared_ptr<CommContext>> held;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    for (auto& [id, s] : g_registry) {
+      s->protocol.store(false);
+      if (s->context) held.push_back(std::move(s->context));
+    }
+  }
+  held.clear();
   if (g_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g_keyval);
 }
 

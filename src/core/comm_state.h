@@ -16,11 +16,9 @@
 
 #include "p2p/probed_queue.h"
 
-namespace mpizip::transport {
-class Transport;
-}
-
 namespace mpizip::core {
+
+struct CommContext;
 
 inline constexpr int kMaxCallSites = 128;
 
@@ -57,8 +55,9 @@ struct CommState {
   // The point-to-point protocol, set up collectively when the communicator is created
   // (src/core/protocol.h); off for communicators MPIZip did not see created.
   std::atomic<bool> protocol{false};
-  MPI_Comm shadow = MPI_COMM_NULL;      // private duplicate, the transport's own communicator
-  std::unique_ptr<transport::Transport> transport;  // moves bulk payloads
+  // What MPIZip owns for the communicator (comm_context.h), while `protocol` is set; operations
+  // started on it hold references of their own.
+  std::shared_ptr<CommContext> context;
   std::atomic<uint32_t> bulk_tags{0};   // next transfer tag
   p2p::ProbedQueue probed;
   std::array<TypeCounters, 8> sent;     // by format::DType value (1..6)
@@ -72,7 +71,8 @@ struct CommState {
 
 // Creates the keyval and the state of MPI_COMM_WORLD. Called once, right after MPI is initialised.
 int comm_state_setup();
-// Frees the keyval. Called before MPI_Finalize.
+// Releases the contexts still held (comm_context.h), in creation order, then frees the keyval.
+// Called in MPI_Finalize, once pending operations have ended.
 void comm_state_teardown();
 
 // The state of `comm`, created on first use; nullptr for MPI_COMM_NULL or before setup.

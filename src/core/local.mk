@@ -2,6 +2,7 @@
 libmpizip_core_la_SOURCES += \
 	src/core/settings.def src/core/settings.h src/core/settings.cc \
 	src/core/comm_state.h src/core/comm_state.cc \
+	src/core/comm_context.h src/core/comm_context.cc \
 	src/core/stats.h src/core/stats.cc \
 	src/core/runtime.h src/core/runtime.cc \
 	src/core/public_api.cc \

@@ -1,6 +1,7 @@
 #include "src/core/protocol.h"
 
 #include "src/core/coll_route.h"
+#include "src/core/comm_context.h"
 
 #include "src/transport/transport.h"
 
@@ -191,37 +192,25 @@ int protocol_attach(MPI_Comm comm) {
   if (inter) return MPI_SUCCESS;
   CommState* s = comm_state(comm);
   if (s == nullptr || s->protocol.load()) return MPI_SUCCESS;
-  int rc = PMPI_Comm_dup(comm, &s->shadow);
-  if (rc != MPI_SUCCESS) return rc;
-  PMPI_Comm_set_name(s->shadow, "MPIZip shadow");
-  Status st = transport::create(s->shadow, transport_options(), &s->transport);
-  if (st != Status::kOk) {
-    // create() agrees on its outcome on every rank, so the communicator is off everywhere.
-    MPIZIP_WARN("no transport for a communicator (%s); its messages pass through",
-                status_string(st));
-    PMPI_Comm_free(&s->shadow);
+  std::shared_ptr<CommContext> c;
+  // The outcome is the same on every rank (comm_context_create), so the communicator is off
+  // everywhere when it fails.
+  if (!ok(comm_context_create(comm, transport_options(), coll_wanted(),
+                              &c))) {
     return MPI_SUCCESS;
   }
+  s->context = std::move(c);
   s->protocol.store(true, std::memory_order_release);
-  if (coll_attach(comm) != MPI_SUCCESS) {
-    MPIZIP_WARN("cannot set up the collectives of a communicator; they pass to the MPI library");
-  }
   return MPI_SUCCESS;
 }
 
 void protocol_detach(MPI_Comm comm) {
   CommState* s = comm_state_find(comm);
   if (s == nullptr || !s->protocol.exchange(false)) return;
-  // Sends that completed for the application may still be moving their payloads through the
-  // transport (requests.h, background operations): the transport and the private communicator
-  // stay until they end, as MPI keeps a freed communicator for its pending operations.
-  std::shared_ptr<transport::Transport> t(std::move(s->transport));
-  MPI_Comm shadow = s->shadow;
-  s->shadow = MPI_COMM_NULL;
-  background_retire(t.get(), [t, shadow]() mutable {
-    t.reset();
-    if (shadow != MPI_COMM_NULL) PMPI_Comm_free(&shadow);
-  });
+  // Operations still pending on the communicator (sends that completed for the application but
+  // still move their payloads, receives the application has not waited for) hold the context
+  // themselves (comm_context.h): this drops only the communicator's own reference.
+  s->context.reset();
 }
 
 std::optional<ProtocolType> protocol_type_of(CommState* s, MPI_Comm comm, MPI_Datatype type) {
@@ -279,7 +268,8 @@ void protocol_refresh_policy() {
 p2p::Channel channel_of(CommState* s, MPI_Comm comm) {
   p2p::Channel ch;
   ch.comm = comm;
-  ch.transport = s->transport.get();
+  ch.owner = s->context;
+  ch.transport = s->context ? s->context->p2p_transport.get() : nullptr;
   ch.bulk_tags = &s->bulk_tags;
   ch.probed = &s->probed;
   ch.policy = send_policy();

@@ -40,7 +40,8 @@ int protocol_attach(MPI_Comm comm);
 
 // The transport options the settings ask for (MPIZIP_TRANSPORT, MPIZIP_EMU_*, ...).
 transport::Options transport_options();
-// Frees the shadow communicator of `comm`, before the application's MPI_Comm_free.
+// Drops the communicator's reference to its context (comm_context.h), before the application's
+// MPI_Comm_free; pending operations keep theirs.
 void protocol_detach(MPI_Comm comm);
 
 // How a message of `type` travels on `comm`: its signature's element type when that is a protocol

@@ -61,18 +61,12 @@ void publish_in_flight() {
                     std::memory_order_release);
 }
 
-// Detached operations (under g_mutex), and freed communicators' resources waiting for them.
-struct Retired {
-  const void* resource;
-  std::function<void()> release;
-};
+// Detached operations (under g_mutex).
 std::vector<std::unique_ptr<platform::Operation>> g_background;
-std::vector<Retired> g_retired;
 
-// Advances the background operations once; releases retired resources nothing uses any more.
-// Called with g_mutex held.
+// Advances the background operations once. Called with g_mutex held.
 void progress_background() {
-  if (g_background_count.load(std::memory_order_acquire) == 0 && g_retired.empty()) return;
+  if (g_background_count.load(std::memory_order_acquire) == 0) return;
   for (size_t i = 0; i < g_background.size();) {
     if (g_background[i]->progress()) {
       g_background[i] = std::move(g_background.back());
@@ -83,15 +77,6 @@ void progress_background() {
   }
   g_background_count.store(g_background.size(), std::memory_order_release);
   publish_in_flight();
-  for (size_t i = 0; i < g_retired.size();) {
-    if (!background_uses(g_retired[i].resource)) {
-      auto release = std::move(g_retired[i].release);
-      g_retired.erase(g_retired.begin() + static_cast<std::ptrdiff_t>(i));
-      release();
-    } else {
-      ++i;
-    }
-  }
 }
 
 // Moves a detachable operation to the background. Called with g_mutex held.
@@ -303,7 +288,7 @@ void background_drain(MPI_Comm world, double grace_seconds) {
   bool everyone = all_here == MPI_REQUEST_NULL;
   auto since = std::chrono::steady_clock::now();
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
-  while (!g_background.empty() || !g_retired.empty()) {
+  while (!g_background.empty()) {
     progress_background();
     if (!everyone) {
       int flag = 0;
@@ -321,25 +306,6 @@ void background_drain(MPI_Comm world, double grace_seconds) {
   }
   if (!everyone) PMPI_Wait(&all_here, MPI_STATUS_IGNORE);
 }
-
-bool background_uses(const void* resource) {
-  std::lock_guard<std::recursive_mutex> lock(g_mutex);
-  for (const auto& op : g_background) {
-    if (op->resource() == resource) return true;
-  }
-  return false;
-}
-
-void background_retire(const void* resource, std::function<void()> release) {
-  std::lock_guard<std::recursive_mutex> lock(g_mutex);
-  if (!background_uses(resource)) {
-    release();
-    return;
-  }
-  g_retired.push_back(Retired{resource, std::move(release)});
-}
-
-
 
 int start(MPI_Request* request) {
   Entry* e = find(*request);

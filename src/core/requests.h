@@ -47,13 +47,6 @@ int drive_detachable(std::unique_ptr<platform::Operation> op);
 size_t background_count();
 void background_drain(MPI_Comm world, double grace_seconds);
 
-// Whether a background operation still uses `resource` (Operation::resource()).
-bool background_uses(const void* resource);
-
-// Keeps `keep` (a freed communicator's transport and private communicator) until no background
-// operation uses `resource` any more, then calls it.
-void background_retire(const void* resource, std::function<void()> release);
-
 // Fills an MPI_Status from an operation's status as MPI's single-completion calls do: source, tag,
 // count and the cancelled flag; MPI_ERROR is left alone (MPI sets it only in the multiple-completion
 // calls that return MPI_ERR_IN_STATUS). Returns the operation's error code.

@@ -33,9 +33,6 @@ class Operation {
   // request engine then completes the application's request and runs the rest in the background,
   // as an MPI library completes a buffered eager send.
   virtual bool detachable() const { return false; }
-  // The transport the rest of the operation needs (nullptr: none), so that a communicator freed
-  // meanwhile keeps it until the operation ends.
-  virtual const void* resource() const { return nullptr; }
   const OpStatus& status() const { return status_; }
 
  protected:

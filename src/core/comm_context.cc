@@ -1,0 +1,41 @@
+#include "src/core/comm_context.h"
+
+#include "src/platform/log.h"
+
+namespace mpizip::core {
+
+CommContext::~CommContext() {
+  // The transports first: they may still use their communicators while closing.
+  coll_transport.reset();
+  p2p_transport.reset();
+  if (coll_comm != MPI_COMM_NULL) PMPI_Comm_free(&coll_comm);
+  if (p2p_comm != MPI_COMM_NULL) PMPI_Comm_free(&p2p_comm);
+}
+
+Status comm_context_create(MPI_Comm comm, const transport::Options& options, bool collectives,
+                           std::shared_ptr<CommContext>* out) {
+  auto c = std::make_shared<CommContext>();
+  if (PMPI_Comm_dup(comm, &c->p2p_comm) != MPI_SUCCESS) return Status::kMpiError;
+  PMPI_Comm_set_name(c->p2p_comm, "MPIZip shadow");
+  Status s = transport::create(c->p2p_comm, options, &c->p2p_transport);
+  if (!ok(s)) {
+    MPIZIP_WARN("no transport for a communicator (%s); its messages pass through",
+                status_string(s));
+    return s;
+  }
+  if (collectives) {
+    if (PMPI_Comm_dup(comm, &c->coll_comm) != MPI_SUCCESS) return Status::kMpiError;
+    PMPI_Comm_set_name(c->coll_comm, "MPIZip collectives");
+    s = transport::create(c->coll_comm, options, &c->coll_transport);
+    if (!ok(s)) {
+      MPIZIP_WARN("cannot create the collectives' transport (%s); they go to the MPI library",
+                  status_string(s));
+      c->coll_transport.reset();
+      PMPI_Comm_free(&c->coll_comm);
+    }
+  }
+  *out = std::move(c);
+  return Status::kOk;
+}
+
+}  // namespace mpizip::core

@@ -1,0 +1,52 @@
+// The per-communicator context: what MPIZip owns for one communicator on which its protocol runs.
+//
+// Point-to-point bulk payloads and the two-shot collectives each travel on a private duplicate of
+// the application's communicator, through a transport of their own (src/transport); the
+// collectives also keep their pools and streams (coll/resources.h). All of it lives here, created
+// collectively when the communicator is (protocol_attach) and held by shared ownership: the
+// communicator's state (comm_state.h) holds one reference until the application frees the
+// communicator, and every operation started on it holds another through its channel
+// (p2p::Channel::owner, coll::Channel::owner). A communicator freed with operations pending keeps
+// its context until the last of them ends, as MPI keeps a freed communicator for its pending
+// operations; then the transports close and the duplicates are freed. MPI_Finalize releases the
+// contexts still held, in creation order (comm_contexts_release). Statistics live apart, in the
+// communicator's state, which outlives the communicator for the report.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "coll/resources.h"
+#include "src/platform/status.h"
+#include "src/transport/transport.h"
+
+namespace mpizip::core {
+
+struct CommContext {
+  CommContext() = default;
+  CommContext(const CommContext&) = delete;
+  CommContext& operator=(const CommContext&) = delete;
+  ~CommContext();
+
+  // Point-to-point: bulk payloads.
+  MPI_Comm p2p_comm = MPI_COMM_NULL;
+  std::unique_ptr<transport::Transport> p2p_transport;
+
+  // The two-shot collectives; null when MPIZIP_ALLREDUCE=off or their transport could not start
+  // (the collectives then go to the MPI library).
+  MPI_Comm coll_comm = MPI_COMM_NULL;
+  std::unique_ptr<transport::Transport> coll_transport;
+  coll::Resources coll_resources;
+  uint64_t coll_seq = 0;  // collectives started, on every rank alike (MPI orders a communicator's
+                          // collectives)
+};
+
+// Collective over `comm`: its context, with the collectives' part when `collectives`. Every rank
+// gets the same outcome (transport::create agrees on it). kOk or the transport's status, with one
+// log line.
+Status comm_context_create(MPI_Comm comm, const transport::Options& options, bool collectives,
+                           std::shared_ptr<CommContext>* out);
+
+}  // namespace mpizip::core
