@@ -32,6 +32,13 @@ inline constexpr uint64_t kStoredMaxBytes = 1024;
 #define MPIZIP_ENC_BATCH 8
 #endif
 inline constexpr int kBatch = MPIZIP_ENC_BATCH;
+// The same for the split of a whole block (split_full): its chunks' work has no branches, so the
+// compiler interleaves a batch's chunks, and 8 a batch took 222 registers (8 groups a
+// multiprocessor); 4 take 190, and 184 under the kernel's register cap (codec_gpu.cu) without spills.
+#ifndef MPIZIP_ENC_FULL_BATCH
+#define MPIZIP_ENC_FULL_BATCH 4
+#endif
+inline constexpr int kFullBatch = MPIZIP_ENC_FULL_BATCH;
 // Table entries of 8 bytes ({m', k | c << 5 | f << 16}: x_max and M - f derived in the step, 2 KiB
 // a table, presence flags inside it) instead of 16 ({m', x_max, M - f, c << 5 | k}): 11 groups a
 // multiprocessor at 16384-symbol blocks instead of 10, bf16 1 GiB 2355 -> 2152 us (v6, measured).
@@ -148,6 +155,78 @@ struct BlockEncoder {
     return h;
   }
 
+  // The split of a whole block whose every chunk lies inside the input (and inside the raw
+  // sections): no per-symbol, per-load or per-store bounds, 32-bit offsets from per-block bases,
+  // one byte permute per symbol. v7's general path executed ~120 instructions a 16-byte chunk (bf16),
+  // half of them bounds in 64 bits; this one about 50. Same symbols, flags, counts, raw bytes and
+  // checksum terms as split_chunk.
+  __device__ __forceinline__ uint64_t split_full(const Item& it, int plane, uint64_t chunk0, uint32_t nch,
+                                                 bool write_raw, bool sum) {
+    constexpr int kRawPlanes = format::raw_subplanes(T);
+    constexpr int kBatch = kFullBatch;
+    constexpr uint32_t kStep = lanes::kLanes * kBatch;
+    const int lane = lanes::lane();
+    // Per-lane bases, advanced by a batch each turn, so every access in a turn is the base
+    // plus a constant (no per-chunk address registers).
+    const uint8_t* src = it.src + (chunk0 + lane) * 16;
+    uint8_t* raw_at[2] = {nullptr, nullptr};
+#pragma unroll
+    for (int r = 0; r < kRawPlanes; ++r)
+      raw_at[r] = it.dst + format::raw_subplane_offset(T, it.count, r) + (chunk0 + lane) * split::raw_unit<T>(r);
+    uint8_t* sym_at = buf + lane * C::kSyms;
+    uint64_t word = (chunk0 + lane) * 4;  // checksum: the index of the chunk's first 32-bit word
+    uint64_t h = 0;
+    // One batch a turn (the loop not unrolled): the next batch's loads go out at the top of the turn
+    // and their registers are moved at its end.
+    uint32_t cur[kBatch][4], nxt[kBatch][4];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+      if (lanes::kLanes * u < nch) bytes::ld128<kAligned>(src + 16 * lanes::kLanes * u, cur[u]);
+#pragma unroll 1
+    for (uint32_t c0 = 0; c0 < nch; c0 += kStep) {
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (c0 + kStep + lanes::kLanes * u < nch) bytes::ld128<kAligned>(src + 16 * (kStep + lanes::kLanes * u), nxt[u]);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        if (c0 + lanes::kLanes * u >= nch) continue;  // the same in every lane: chunk c0 + 32 u + lane
+        const uint32_t d = lanes::kLanes * u;          // the chunk's distance from the bases
+        uint32_t sym[2][4], raw[2][2];
+        C::split(cur[u], sym, raw);
+        uint32_t s[4];
+#pragma unroll
+        for (int w = 0; w < 4; ++w) s[w] = plane ? sym[C::kPlanes - 1][w] : sym[0][w];
+        bytes::st_n<true>(sym_at + d * C::kSyms, C::kSyms, s);
+#pragma unroll
+        for (int q = 0; q < C::kSyms; ++q) {
+          const uint32_t v = __byte_perm(s[q / 4], 0, 0x4440 | (q % 4));
+          flags[v] = 1;
+          if (q % kSample == 0) atomicAdd(&counts[v], 1u);
+        }
+        if (write_raw) {
+#pragma unroll
+          for (int r = 0; r < kRawPlanes; ++r)
+            bytes::st_n<kAligned>(raw_at[r] + d * split::raw_unit<T>(r), split::raw_unit<T>(r), raw[r]);
+        }
+        if (sum) {
+#pragma unroll
+          for (int w = 0; w < 4; ++w) h += format::mix64(((word + 4 * d + w) << 32) | cur[u][w]);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+#pragma unroll
+        for (int w = 0; w < 4; ++w) cur[u][w] = nxt[u][w];
+      src += 16 * kStep;
+#pragma unroll
+      for (int r = 0; r < kRawPlanes; ++r) raw_at[r] += kStep * split::raw_unit<T>(r);
+      sym_at += kStep * C::kSyms;
+      word += 4 * kStep;
+    }
+    lanes::sync();
+    return h;
+  }
+
   // Phase 1: symbols of plane `plane` for symbols [k B, k B + n) to buf; raw bits and checksum terms
   // too when this is plane 0 of the fused kernel.
   __device__ __forceinline__ uint64_t split(const Item& it, int plane, uint64_t k, uint32_t n, bool write_raw, bool sum) {
@@ -160,6 +239,13 @@ struct BlockEncoder {
     const uint64_t nbytes = it.count * kEb;
     const uint64_t chunk0 = (k << p.log2_block) / C::kSyms;
     const uint32_t nch = (n + C::kSyms - 1) / C::kSyms;
+    // A whole block inside the input and the raw sections (every block but an input's last, as a
+    // rule) takes the path without bounds.
+    bool full = n == (1u << p.log2_block) && (chunk0 + nch) * 16 <= nbytes;
+#pragma unroll
+    for (int r = 0; r < format::raw_subplanes(T); ++r)
+      full = full && (!write_raw || (chunk0 + nch) * split::raw_unit<T>(r) <= format::raw_subplane_bytes(T, it.count, r));
+    if (full) return split_full(it, plane, chunk0, nch, write_raw, sum);
     uint64_t h = 0;
     // Chunks go in batches of kBatch per lane, the next batch's loads in flight while this one is
     // split: a group keeps 4 KiB of loads in flight, which covers the memory latency.

@@ -37,8 +37,21 @@ constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 #define MPIZIP_ENC_MIN_CTAS 1
 #endif
 
+// Or a register cap (CUDA 12.4 and newer): 184 registers let 11 single-group CTAs share a
+// multiprocessor's 64 K registers, as many as its shared memory holds at 16384-symbol blocks; the
+// split of whole blocks (encode::BlockEncoder::split_full) would take 190 uncapped. 0: no cap.
+#ifndef MPIZIP_ENC_MAXNREG
+#define MPIZIP_ENC_MAXNREG 184
+#endif
+#if MPIZIP_ENC_MAXNREG && defined(__CUDACC__) && !defined(__HIPCC__) && !defined(MPIZIP_HIP) && \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
+#define MPIZIP_ENC_BOUNDS __maxnreg__(MPIZIP_ENC_MAXNREG)
+#else
+#define MPIZIP_ENC_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
+#endif
+
 template <DType T, bool kFused, bool kAligned>
-__global__ void __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS) encode_kernel(const MPIZIP_GRID_CONSTANT encode::Params p) {
+__global__ void MPIZIP_ENC_BOUNDS encode_kernel(const MPIZIP_GRID_CONSTANT encode::Params p) {
   extern __shared__ uint4 smem[];
   encode::run<T, kFused, kAligned>(p, reinterpret_cast<uint8_t*>(smem));
 }
