@@ -5,7 +5,9 @@
 // (one rank running MPIZip's engine while another calls the MPI library, pieces or CTA counts that
 // do not match) and hang or compute garbage; instead MPIZip stays off for that communicator, on
 // every rank alike: its calls go to the MPI library as on a communicator MPIZip never set up, with
-// one log line (rank 0 of the communicator) naming the settings that differ and their values.
+// one log line (rank 0 of the communicator) naming the settings that differ and their values: a
+// warning the first time in the process, at info level for later communicators (duplicates of one
+// that disagreed disagree alike).
 //
 // The settings agreed for the whole job at MPI_Init (MPIZIP_PROTOCOL, MPIZIP_PROTOCOL_TYPES,
 // MPIZIP_EAGER_BYTES, MPIZIP_BARE_BYTES: src/core/protocol.cc) are reconciled there and not
