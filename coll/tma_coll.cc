@@ -45,6 +45,7 @@ struct Group {
   int size = 0;
   bool tma = false;  // this rank's GPU takes the TMA path
   platform::DeviceMemory signal;
+  platform::PinnedMemory result;  // where the kernel reports a barrier it gave up (tma_engine.h)
   std::shared_ptr<IpcCache> cache;
   std::vector<IpcMapping> signal_maps;
   uint64_t* peer_signal[kMaxRanks] = {};
@@ -91,7 +92,10 @@ void setup(MPI_Comm comm, Group* g, const Options& o) {
     why = "a rank has no CUDA IPC";
   } else if (!ok(g->signal.allocate(kBlock))) {
     why = "a rank has no device memory for its signal area";
+  } else if (!ok(g->result.allocate(sizeof(uint64_t)))) {
+    why = "a rank has no pinned memory for its kernel's result";
   } else {
+    *static_cast<volatile uint64_t*>(g->result.get()) = 0;
     std::vector<unsigned char> zeros(k::kSignalBytes, 0);
     if (!ok(platform::copy_to_device(g->signal.get(), zeros.data(), k::kSignalBytes)) ||
         !ok(transport::ipc_describe(g->signal.get(), k::kSignalBytes, &mine)))
@@ -322,7 +326,7 @@ int run(Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t 
     b.out[q] = q == r ? out_dev : g->out[q];
   }
   k::Launch l;
-  if (!ok(plan(kind, P, r, count, elem, b, &l))) return MPI_ERR_INTERN;
+  const Status planned = plan(kind, P, r, count, elem, b, &l);
   l.dtype = t;
   l.op = op;
   const uint64_t bytes = collective_bytes(kind, P, count, elem);
@@ -336,15 +340,51 @@ int run(Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t 
     l.signals = static_cast<uint64_t*>(g->signal.get());
     for (int q = 0; q < P; ++q) l.peer_signals[q] = g->peer_signal[q];
     l.seq = ++g->seq;
+    l.timeout_ns = o.timeout_ms * 1000000;
+    l.result = static_cast<uint64_t*>(g->result.get());
   }
   *handled = true;
-  Status s = k::run(l, stream);
-  if (ok(s)) s = k::sync(stream);
-  if (!ok(s)) {
-    MPIZIP_ERROR("TMA collective failed on the GPU (%s)", status_string(s));
+  // Every rank is past the entry: from here a rank whose part fails tells the others (the header's
+  // "Failures after the entry").
+  Status s = planned;
+  if (ok(s) && o.fault == 1) s = Status::kDeviceError;  // as a failed launch
+  if (ok(s) && o.fault != 2) s = k::run(l, stream);
+  if (ok(s) && o.fault != 2) s = k::sync(stream);
+  const bool silent = o.fault == 2;
+  k::BarrierOutcome barrier = k::kBarrierPassed;
+  if (ok(s) && !silent && !o.host_sync) barrier = k::barrier_outcome(l.result, l.seq);
+  if (!ok(s) && !o.host_sync) {
+    // The peers' kernels stop waiting for this rank (best effort: a broken device may refuse).
+    for (int q = 0; q < P; ++q) {
+      if (q == r) continue;
+      platform::copy_to_device(g->peer_signal[q] + k::kFaultSlot + r, &l.seq, sizeof l.seq);
+    }
+  }
+  bool failed = !ok(s) || silent || barrier != k::kBarrierPassed;
+  if (o.host_sync) {
+    // The end barrier on the host, which also tells every rank whether every part succeeded.
+    int mine_failed = failed ? 1 : 0, any_failed = 1;
+    if ((rc = PMPI_Allreduce(&mine_failed, &any_failed, 1, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
+      return rc;
+    if (any_failed && !failed) {
+      MPIZIP_ERROR("TMA collective failed: a peer's part failed");
+      return MPI_ERR_OTHER;
+    }
+  }
+  if (failed) {
+    if (silent) {
+      MPIZIP_ERROR("TMA collective failed: this rank skipped its part (MPIZIP_TMA_FAULT=silent)");
+    } else if (!ok(s)) {
+      MPIZIP_ERROR("TMA collective failed on the GPU (%s)%s", status_string(s),
+                   o.fault == 1 ? " (MPIZIP_TMA_FAULT=fail)" : "");
+    } else if (barrier == k::kBarrierPeerFailed) {
+      MPIZIP_ERROR("TMA collective failed: a peer's part failed");
+    } else {
+      MPIZIP_ERROR("TMA collective failed: a peer did not reach the end barrier within "
+                   "MPIZIP_TMA_TIMEOUT_MS=%llu", static_cast<unsigned long long>(o.timeout_ms));
+    }
     return MPI_ERR_OTHER;
   }
-  if (o.host_sync && (rc = PMPI_Barrier(comm)) != MPI_SUCCESS) return rc;
   if (stage_out) {
     s = k::copy_async(recvbuf, out_dev, out_bytes, stream);
     if (ok(s)) s = k::sync(stream);

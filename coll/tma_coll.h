@@ -16,7 +16,15 @@
 // whether any rank's buffers changed since the last call; only then are the descriptors gathered
 // and mapped (cached by allocation). It also is the entry barrier: every rank's buffers are ready.
 // The kernel ends at the engine's end barrier (flags in peer memory), or, with host_sync, the
-// call synchronises its stream and waits in an MPI_Barrier. Staged outputs are copied back.
+// call synchronises its stream and the ranks agree in a small MPI_Allreduce that every rank's part
+// succeeded. Staged outputs are copied back.
+//
+// Failures after the entry. A rank whose part fails (its launch, its kernel, its plan) tells its
+// peers through its fault word in their signal areas (kernels/tma_engine.h); their kernels stop
+// waiting for it, and a kernel that waits longer than Options::timeout_ms stops too and tells the
+// others. Every rank that did not pass the barrier returns an MPI error (MPI_ERR_OTHER, one log
+// line); a rank whose kernel passed it has its complete result (every peer finished its part). The
+// group stays on: the sequence numbers stay in step, so the next call starts clean.
 //
 // The choice between this path and the MPI library is the caller's and depends only on arguments
 // every rank shares; these functions then agree collectively before touching any buffer, so when
@@ -44,6 +52,10 @@ struct Options {
   // rank's platform::gpu_processes_concurrent(), 1 yes, 2 no. Where ranks share a GPU and any of
   // them says no, the engine (whose kernels wait on each other's) is off for the communicator.
   int sharing = 0;
+  uint64_t timeout_ms = 10000;  // longest wait at the end barrier (MPIZIP_TMA_TIMEOUT_MS)
+  // Test hook (MPIZIP_TMA_FAULT): 0 none; 1 this rank's part fails as a failed launch does (its
+  // peers are told); 2 this rank skips its kernel without telling its peers.
+  int fault = 0;
 };
 
 // Same contracts as the MPI functions, for `count` elements of `t` (recvcount for

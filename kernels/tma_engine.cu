@@ -153,6 +153,8 @@ Status run(const Launch& l, void* stream) {
   p.rank = l.rank;
   p.nranks = l.nranks;
   p.seq = l.seq;
+  p.timeout_ns = l.timeout_ns;
+  p.result = l.result;
   for (int q = 0; q < kMaxRanks; ++q) p.peer_signals[q] = l.peer_signals[q];
   if (l.signals != nullptr) {
     for (int q = 0; q < l.nranks; ++q)

@@ -29,6 +29,8 @@ struct Params {
   int rank;
   int nranks;
   uint64_t seq;
+  uint64_t timeout_ns;
+  uint64_t* result;
 };
 
 // One chunk: segment, byte offset in it, length.
@@ -316,16 +318,50 @@ __device__ inline void tma_pass(const Params& p, unsigned char* smem, uint64_t n
   if (threadIdx.x == 0) bulk_wait_all();
 }
 
-// The end-of-collective barrier (thread 0 of each CTA; the CTA's writes are complete).
+// Nanoseconds of the GPU's global timer.
+__device__ inline uint64_t now_ns() {
+#if defined(__CUDA_ARCH__)
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  return 0;
+#endif
+}
+
+// This CTA stops waiting: every rank's barrier learns that this rank's part failed, and this rank's
+// host how.
+__device__ inline void give_up(const Params& p, uint64_t outcome) {
+  for (int q = 0; q < p.nranks; ++q)
+    store_release_sys(p.peer_signals[q] + kFaultSlot + p.rank, p.seq);
+  if (p.result != nullptr) store_release_sys(p.result, p.seq * 4 + outcome);
+}
+
+// The end-of-collective barrier (thread 0 of each CTA; the CTA's writes are complete), bounded by
+// p.timeout_ns and cut short by a peer's fault word (kernels/tma_engine.h).
 __device__ inline void exit_barrier(const Params& p) {
   const int b = blockIdx.x;
   fence_async_global();
   __threadfence_system();
   for (int q = 0; q < p.nranks; ++q)
     store_release_sys(p.peer_signals[q] + p.rank * kMaxCtas + b, p.seq);
+  const uint64_t start = now_ns();
+  uint32_t spins = 0;
   for (int q = 0; q < p.nranks; ++q) {
     const uint64_t* slot = p.signals + q * kMaxCtas + b;
     while (load_acquire_sys(slot) < p.seq) {
+      if ((++spins & 31) == 0) {
+        for (int f = 0; f < p.nranks; ++f) {
+          if (f != p.rank && load_acquire_sys(p.signals + kFaultSlot + f) >= p.seq) {
+            give_up(p, kBarrierPeerFailed);
+            return;
+          }
+        }
+        if (now_ns() - start > p.timeout_ns) {
+          give_up(p, kBarrierTimedOut);
+          return;
+        }
+      }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
       __nanosleep(128);
 #endif

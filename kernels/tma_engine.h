@@ -25,6 +25,13 @@
 // release, then waits (system-scope acquire) until every rank's CTA of the same index has written
 // `seq` into its own area. The kernel thus ends only when every peer has finished writing this
 // rank's output and reading its input. Every rank must launch the same number of CTAs.
+//
+// The wait is bounded. A rank that cannot run its part (its launch failed, or it gave up) writes
+// `seq` into its fault word of every rank's signal area; a CTA waiting in the barrier stops as soon
+// as it sees a peer's fault word at `seq`, or once `timeout_ns` have passed since it began to wait,
+// and then writes its own fault word everywhere (so that the other peers stop too) and
+// seq * 4 + BarrierOutcome into `result`, host memory its rank reads after the kernel: the
+// collective fails there with an MPI error instead of the GPU waiting forever.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +45,15 @@ namespace mpizip::kernels::tma {
 inline constexpr int kMaxRanks = 8;
 inline constexpr int kMaxSegments = 8;
 inline constexpr int kMaxCtas = 64;
-// A signal area: one 64-bit slot per (writing rank, CTA index).
-inline constexpr uint64_t kSignalBytes = uint64_t{kMaxRanks} * kMaxCtas * sizeof(uint64_t);
+// A signal area: one 64-bit slot per (writing rank, CTA index), then one fault word per rank (the
+// last seq whose part that rank could not run).
+inline constexpr uint64_t kSignalSlots = uint64_t{kMaxRanks} * kMaxCtas;
+inline constexpr uint64_t kFaultSlot = kSignalSlots;  // index of rank 0's fault word
+inline constexpr uint64_t kSignalBytes = (kSignalSlots + kMaxRanks) * sizeof(uint64_t);
+
+// How a barrier ended, as written into Launch::result (seq * 4 + outcome); a passed barrier writes
+// nothing.
+enum BarrierOutcome : uint64_t { kBarrierPassed = 0, kBarrierPeerFailed = 1, kBarrierTimedOut = 2 };
 
 struct Segment {
   const void* src[kMaxRanks] = {};
@@ -69,7 +83,17 @@ struct Launch {
   int rank = 0;
   int nranks = 1;
   uint64_t seq = 0;  // > every earlier seq of this group
+  uint64_t timeout_ns = 10'000'000'000;  // longest wait in the barrier, from its start
+  uint64_t* result = nullptr;  // host memory the device writes (pinned); nullptr: not reported
 };
+
+// The outcome of the barrier of the launch `seq` whose result word is `result`, once the kernel has
+// ended (after sync).
+inline BarrierOutcome barrier_outcome(const uint64_t* result, uint64_t seq) {
+  if (result == nullptr) return kBarrierPassed;
+  const uint64_t v = *static_cast<const volatile uint64_t*>(result);
+  return v / 4 == seq ? static_cast<BarrierOutcome>(v % 4) : kBarrierPassed;
+}
 
 // True when the current device runs the TMA path (compute capability 9.0 or newer).
 bool tma_capable();

@@ -13,6 +13,7 @@
 #include "coll/allreduce.h"
 #include "coll/tma_coll.h"
 #include "include/mpizip.h"
+#include "src/core/agreement.h"
 #include "src/core/coll_staging.h"
 #include "src/core/comm_state.h"
 #include "src/core/protocol.h"
@@ -133,19 +134,21 @@ int start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count,
 // MPIZIP_TMA's choices, in settings.def's order.
 enum TmaSetting { kTmaAuto = 0, kTmaSm = 1, kTmaOff = 2 };
 
-// The options of the intra-node collectives, or none when they are off (settings that every rank
-// shares, and the job's GPU switch).
-std::optional<coll::tma::Options> tma_options() {
+// The options of the intra-node collectives on `comm`, or none when they are off (settings that
+// every rank of it shares, as agreement.h checks, and the job's GPU switch). The settings are in
+// their ranges (settings.def).
+std::optional<coll::tma::Options> tma_options(MPI_Comm comm) {
   const Settings& st = settings();
-  if (!protocol_job_on() || !active() || st.tma == kTmaOff || st.force_internode)
+  if (!protocol_job_on() || !active() || st.tma == kTmaOff || st.force_internode ||
+      settings_disagree(comm))
     return std::nullopt;
   coll::tma::Options o;
-  o.max_ctas = static_cast<int>(std::clamp<int64_t>(st.tma_max_ctas, 1, 64));
-  o.ctas = static_cast<int>(std::clamp<int64_t>(st.tma_ctas, 0, 64));
-  const uint64_t chunk = st.tma_chunk_bytes;
-  o.chunk_bytes = chunk % 16 == 0 && chunk >= 1024 && chunk <= 65536 ? static_cast<uint32_t>(chunk)
-                                                                     : 8192;
-  o.stages = static_cast<int>(std::clamp<int64_t>(st.tma_stages, 2, 32));
+  o.max_ctas = static_cast<int>(st.tma_max_ctas);
+  o.ctas = static_cast<int>(st.tma_ctas);
+  o.chunk_bytes = static_cast<uint32_t>(st.tma_chunk_bytes);
+  o.stages = static_cast<int>(st.tma_stages);
+  o.timeout_ms = static_cast<uint64_t>(st.tma_timeout_ms);
+  o.fault = static_cast<int>(st.tma_fault);
   o.sm_path = st.tma == kTmaSm;
   o.host_sync = st.tma_sync == 1;
   o.sharing = static_cast<int>(st.gpu_sharing);
@@ -199,7 +202,7 @@ static int narrow_reduce_scatter_block(const void* sendbuf, void* recvbuf, int r
 
 int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  auto o = tma_options();
+  auto o = tma_options(comm);
   auto t = tma_dtype(type);
   auto rop = reduce_op(op);
   if (o && t && rop && recvcount > 0 && comm != MPI_COMM_NULL &&
@@ -219,7 +222,7 @@ int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcoun
 
 int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  auto o = tma_options();
+  auto o = tma_options(comm);
   const uint64_t bytes = contiguous_bytes(recvcount, recvtype);
   const bool send_ok =
       sendbuf == MPI_IN_PLACE || contiguous_bytes(sendcount, sendtype) == bytes;
@@ -235,7 +238,7 @@ int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm) {
   // Ranks of one node: the intra-node collectives, unless MPIZIP_ALLREDUCE asks for another.
-  if (auto o = tma_options(); o && settings().allreduce == kAllreduceAuto && count > 0) {
+  if (auto o = tma_options(comm); o && settings().allreduce == kAllreduceAuto && count > 0) {
     auto t = tma_dtype(type);
     auto rop = reduce_op(op);
     if (t && rop && comm != MPI_COMM_NULL &&

@@ -1,6 +1,7 @@
 # src/core: per-communicator state, settings, runtime, statistics.
 libmpizip_core_la_SOURCES += \
 	src/core/settings.def src/core/settings.h src/core/settings.cc \
+	src/core/agreement.h src/core/agreement.cc \
 	src/core/comm_state.h src/core/comm_state.cc \
 	src/core/comm_context.h src/core/comm_context.cc \
 	src/core/stats.h src/core/stats.cc \

@@ -10,6 +10,7 @@
 
 #include "include/mpizip.h"
 #include "p2p/wire.h"
+#include "src/core/agreement.h"
 #include "src/core/progress_thread.h"
 #include "src/core/requests.h"
 #include "src/core/settings.h"
@@ -126,11 +127,11 @@ int protocol_setup_job() {
       s.host_compress ? 1 : 0,                // host compression asked for
       s.protocol == 1 ? 1 : 0,                // MPIZIP_PROTOCOL=on
       s.protocol == 2 ? 1 : 0,                // MPIZIP_PROTOCOL=off
-      static_cast<int64_t>(std::min<uint64_t>(s.eager_bytes, p2p::kMaxInlineBytes)),
+      static_cast<int64_t>(s.eager_bytes),  // at most p2p::kMaxInlineBytes (settings.def)
       gpu ? 0 : 1,                            // no GPU
       s.protocol_types == 1 ? 1 : 0,          // MPIZIP_PROTOCOL_TYPES=floats
       s.protocol_types == 2 ? 1 : 0,          // MPIZIP_PROTOCOL_TYPES=all
-      static_cast<int64_t>(std::min<uint64_t>(s.bare_bytes, p2p::kMaxInlineBytes)),
+      static_cast<int64_t>(s.bare_bytes),   // likewise
   };
   int64_t job[9];
   int rc = PMPI_Allreduce(facts, job, 9, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -146,14 +147,6 @@ int protocol_setup_job() {
     MPIZIP_WARN("MPIZIP_PROTOCOL_TYPES differs across ranks (floats and all); using floats");
   }
   protocol_refresh_policy();
-  if (s.bare_bytes > p2p::kMaxInlineBytes) {
-    MPIZIP_WARN("MPIZIP_BARE_BYTES=%llu is above the limit; using %zu",
-                static_cast<unsigned long long>(s.bare_bytes), p2p::kMaxInlineBytes);
-  }
-  if (s.eager_bytes > p2p::kMaxInlineBytes) {
-    MPIZIP_WARN("MPIZIP_EAGER_BYTES=%llu is above the limit; using %zu",
-                static_cast<unsigned long long>(s.eager_bytes), p2p::kMaxInlineBytes);
-  }
   MPIZIP_INFO("point-to-point protocol %s (GPU on some rank: %s, on every rank: %s, host "
               "compression: %s; datatypes: %s)",
               g_job_on ? "on" : "off", job[0] ? "yes" : "no", job[5] ? "no" : "yes",
@@ -192,11 +185,12 @@ int protocol_attach(MPI_Comm comm) {
   if (inter) return MPI_SUCCESS;
   CommState* s = comm_state(comm);
   if (s == nullptr || s->protocol.load()) return MPI_SUCCESS;
+  // Ranks whose settings would disagree on the collectives' plans: off here (agreement.h).
+  if (!settings_agree(comm)) return MPI_SUCCESS;
   std::shared_ptr<CommContext> c;
   // The outcome is the same on every rank (comm_context_create), so the communicator is off
   // everywhere when it fails.
-  if (!ok(comm_context_create(comm, transport_options(), coll_wanted(),
-                              &c))) {
+  if (!ok(comm_context_create(comm, transport_options(), coll_wanted(), &c))) {
     return MPI_SUCCESS;
   }
   s->context = std::move(c);
@@ -261,7 +255,7 @@ void protocol_refresh_policy() {
   p.checksum = st.checksum;
   p.pipeline = static_cast<p2p::Pipeline>(st.p2p_pipeline);
   p.own_payload = !progress_thread_running();
-  p.chunk_bytes = st.chunk_bytes / 64 * 64;  // a whole number of elements of every type
+  p.chunk_bytes = st.chunk_bytes;  // a multiple of 64 (settings.def): whole elements of every type
   g_policy = p;
 }
 

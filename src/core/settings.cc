@@ -110,6 +110,73 @@ void parse_one(const GetEnv& getenv_fn, SettingType type, const char* env, const
   assign(field, b, s, i, d, e);
 }
 
+// Each setting's variable, type and choices by field name, for the companion macros of
+// settings.def (which name the field only).
+struct Declared {
+#define MPIZIP_SETTING(field, kind, env, def, choices, help)       \
+  static constexpr const char* env_##field = env;                  \
+  static constexpr SettingType type_##field = SettingType::kind;   \
+  static constexpr const char* choices_##field = choices;
+#include "src/core/settings.def"
+#undef MPIZIP_SETTING
+};
+
+// A bound of a range, written as a value of the setting's type ("" for none).
+template <typename T>
+bool range_bound(SettingType type, const char* text, T* out) {
+  if (*text == '\0') return false;
+  bool b = false;
+  uint64_t s = 0;
+  int64_t i = 0;
+  double d = 0;
+  int e = 0;
+  if (!parse(type, text, "", &b, &s, &i, &d, &e)) return false;  // settings_test checks them all
+  if constexpr (std::is_same_v<T, uint64_t>) *out = s;
+  else if constexpr (std::is_same_v<T, int64_t>) *out = i;
+  else if constexpr (std::is_same_v<T, double>) *out = d;
+  else return false;
+  return true;
+}
+
+// The range as text: "1K..64K, a multiple of 16", "at least 0.001", "a multiple of 64".
+std::string range_text(const char* least, const char* most, const char* multiple) {
+  std::string t;
+  if (*least && *most) t = std::string(least) + ".." + most;
+  else if (*least) t = std::string("at least ") + least;
+  else if (*most) t = std::string("at most ") + most;
+  if (*multiple) t += (t.empty() ? "" : ", ") + std::string("a multiple of ") + multiple;
+  return t;
+}
+
+// Moves `*v` into the range (clamped, then rounded down to the multiple, or up where rounding down
+// leaves the range), with one warning when it changes a value the environment gave.
+template <typename T>
+void check_range(const GetEnv& getenv_fn, SettingType type, const char* env, const char* least,
+                 const char* most, const char* multiple, T* v, std::vector<std::string>* warnings) {
+  if constexpr (std::is_same_v<T, uint64_t> || std::is_same_v<T, int64_t> ||
+                std::is_same_v<T, double>) {
+    const T was = *v;
+    T lo{}, hi{}, m{};
+    const bool has_lo = range_bound(type, least, &lo);
+    const bool has_hi = range_bound(type, most, &hi);
+    if (has_lo && *v < lo) *v = lo;
+    if (has_hi && *v > hi) *v = hi;
+    if constexpr (!std::is_same_v<T, double>) {
+      if (range_bound(type, multiple, &m) && m > 0 && *v % m != 0) {
+        T down = *v / m * m;
+        if (*v < 0 && down > *v) down -= m;
+        *v = has_lo && down < lo ? down + m : down;
+      }
+    }
+    if (*v != was && warnings != nullptr) {
+      const char* text = getenv_fn(env);
+      warnings->push_back(std::string(env) + "=" + (text ? text : to_text(was, "")) +
+                          " is out of range (" + range_text(least, most, multiple) + "); using " +
+                          to_text(*v, ""));
+    }
+  }
+}
+
 struct Parsed {
   Settings values;
   std::vector<bool> from_env;
@@ -124,7 +191,11 @@ Parsed parse_all(const GetEnv& getenv_fn, std::vector<std::string>* warnings) {
               warnings);                                                                    \
     p.from_env.push_back(from_env);                                                         \
   }
+#define MPIZIP_RANGE(field, least, most, multiple)                                          \
+  check_range(getenv_fn, Declared::type_##field, Declared::env_##field, least, most, multiple, \
+              &p.values.field, warnings);
 #include "src/core/settings.def"
+#undef MPIZIP_RANGE
 #undef MPIZIP_SETTING
   return p;
 }
@@ -219,12 +290,58 @@ std::vector<SettingInfo> describe_settings() {
   const Parsed& p = process_settings();
   std::vector<SettingInfo> out;
   size_t k = 0;
+  auto find = [&out](const char* env) -> SettingInfo& {
+    for (auto& s : out)
+      if (std::strcmp(s.env, env) == 0) return s;
+    return out.back();  // unreachable: every companion names a declared field
+  };
 #define MPIZIP_SETTING(field, kind, env, def, choices, help)                              \
   out.push_back(SettingInfo{env, type_name(SettingType::kind), def, choices, help,         \
-                            to_text(p.values.field, choices), p.from_env[k++]});
+                            to_text(p.values.field, choices), p.from_env[k++], "", false});
+#define MPIZIP_RANGE(field, least, most, multiple) \
+  find(Declared::env_##field).range = range_text(least, most, multiple);
+#define MPIZIP_AGREED(field) find(Declared::env_##field).agreed = true;
 #include "src/core/settings.def"
+#undef MPIZIP_AGREED
+#undef MPIZIP_RANGE
 #undef MPIZIP_SETTING
   return out;
+}
+
+std::vector<AgreedValue> agreed_values(const Settings& s) {
+  std::vector<AgreedValue> out;
+  auto add = [&out](const char* env, SettingType type, auto v, const char* choices) {
+    uint64_t bits = 0;
+    if constexpr (std::is_same_v<decltype(v), double>) std::memcpy(&bits, &v, sizeof bits);
+    else bits = static_cast<uint64_t>(v);
+    out.push_back(AgreedValue{env, type, choices, bits, to_text(v, choices)});
+  };
+#define MPIZIP_SETTING(field, kind, env, def, choices, help)
+#define MPIZIP_AGREED(field) \
+  add(Declared::env_##field, Declared::type_##field, s.field, Declared::choices_##field);
+#include "src/core/settings.def"
+#undef MPIZIP_AGREED
+#undef MPIZIP_SETTING
+  return out;
+}
+
+std::string setting_text(SettingType type, const char* choices, uint64_t bits) {
+  switch (type) {
+    case SettingType::Bool: return to_text(bits != 0, choices);
+    case SettingType::Size: return to_text(bits, choices);
+    case SettingType::Int: return to_text(static_cast<int64_t>(bits), choices);
+    case SettingType::Double: {
+      double d = 0;
+      std::memcpy(&d, &bits, sizeof d);
+      return to_text(d, choices);
+    }
+    case SettingType::Enum: {
+      int n = 1;
+      for (const char* c = choices; *c; ++c) n += *c == '|';
+      return bits < static_cast<uint64_t>(n) ? to_text(static_cast<int>(bits), choices) : "?";
+    }
+  }
+  return "?";
 }
 
 }  // namespace mpizip::core

@@ -27,7 +27,9 @@ struct Settings {
 };
 
 // The process's settings, parsed from the environment on first use (thread-safe). An invalid value
-// logs one warning naming the variable and the accepted values, and the default is used.
+// logs one warning naming the variable and the accepted values, and the default is used; a value
+// outside the setting's range (MPIZIP_RANGE in settings.def) logs one warning naming the variable,
+// the value and the nearest value in range, which is used.
 const Settings& settings();
 
 // One setting, described for mpizip-info and the tests.
@@ -39,6 +41,8 @@ struct SettingInfo {
   const char* help;
   std::string current;  // the value in effect, as text
   bool from_env;        // the variable is set (validly) in the environment
+  std::string range;    // the values accepted (MPIZIP_RANGE), as text; empty: any of the type
+  bool agreed;          // must be the same on every rank of a communicator (MPIZIP_AGREED)
 };
 std::vector<SettingInfo> describe_settings();
 
@@ -46,6 +50,20 @@ std::vector<SettingInfo> describe_settings();
 // appended to `warnings` as the one line that settings() logs.
 using GetEnv = std::function<const char*(const char*)>;
 Settings parse_settings(const GetEnv& getenv_fn, std::vector<std::string>* warnings);
+
+// The settings that must be the same on every rank of a communicator (MPIZIP_AGREED in
+// settings.def), in declaration order, with their values in `s`: `bits` the value as 64 bits
+// (enums: the choice's index, doubles: their representation), `text` as mpizip-info shows it.
+struct AgreedValue {
+  const char* env;
+  SettingType type;
+  const char* choices;
+  uint64_t bits;
+  std::string text;
+};
+std::vector<AgreedValue> agreed_values(const Settings& s);
+// A value of a setting of `type` (and `choices`) given as AgreedValue::bits, as text.
+std::string setting_text(SettingType type, const char* choices, uint64_t bits);
 
 // Parsers, exposed for tests. Return false on a value they do not accept.
 bool parse_bool(const char* text, bool* out);

@@ -34,5 +34,11 @@ check_PROGRAMS += tests/gpu/tma_coll
 tests_gpu_tma_coll_SOURCES = tests/gpu/tma_coll.cc
 tests_gpu_tma_coll_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS) -ldl
 TESTS += tests/gpu/tma_coll.sh
+# A rank whose part fails, or whose settings differ: an MPI error on every rank, or MPIZip off for
+# the communicator, never a GPU waiting forever.
+check_PROGRAMS += tests/gpu/tma_fault
+tests_gpu_tma_fault_SOURCES = tests/gpu/tma_fault.cc
+tests_gpu_tma_fault_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS) -ldl
+TESTS += tests/gpu/tma_fault.sh
 endif
-EXTRA_DIST += tests/gpu/run-tma.sh tests/gpu/tma_coll.sh
+EXTRA_DIST += tests/gpu/run-tma.sh tests/gpu/tma_coll.sh tests/gpu/tma_fault.sh

@@ -2,7 +2,8 @@
 # Builds MPIZip with CUDA in a build directory of its own and runs the GPU tests (codec,
 # point-to-point with device buffers on 2-4 ranks sharing the GPU, the GPU reduce, allreduce on
 # device buffers on 2-4 ranks, the transports with device buffers, the other collectives with
-# device buffers staged through host memory), a memory-checker pass over the
+# device buffers staged through host memory, the intra-node collectives' failure paths), a
+# memory-checker pass over the
 # corruption and bounds tests, and the GPU codec benchmark. For the GPU machine (where libtool's m4
 # files may be missing: generate configure elsewhere and bring it along):
 #
@@ -24,7 +25,7 @@ cd "$build"
 make -j"$(nproc)" libmpizip.la tools/mpizip-info tests/gpu/codec_gpu_test tests/gpu/p2p_device \
   tests/gpu/p2p_oom tests/gpu/p2p_semantics_device tests/gpu/reduce_gpu_test tests/gpu/decode_fold_test \
   tests/gpu/allreduce_device tests/gpu/transport_device tests/gpu/coll_staged_device osu-bench/codec \
-  tests/gpu/pointer_kind_test
+  tests/gpu/pointer_kind_test tests/gpu/tma_fault
 
 status=0
 ./tests/gpu/pointer_kind_test --gtest_brief=1 >"$logs/pointer_kind_test.log" 2>&1 || status=$?
@@ -62,6 +63,14 @@ MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
   sh "$src/tests/gpu/coll_staged_device.sh" >"$logs/coll_staged_device.log" 2>&1 || staged=$?
 echo "coll_staged_device: exit $staged (log: $logs/coll_staged_device.log)"
 [ "$staged" -eq 0 ] || status=$staged
+
+# The intra-node collectives when a rank's part fails or its settings differ: an MPI error on every
+# rank within a bounded time, or MPIZip off for the communicator (coll/tma_coll.h, agreement.h).
+fault=0
+MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
+  sh "$src/tests/gpu/tma_fault.sh" >"$logs/tma_fault.log" 2>&1 || fault=$?
+echo "tma_fault: exit $fault (log: $logs/tma_fault.log)"
+[ "$fault" -eq 0 ] || status=$fault
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   MPIZIP_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 \

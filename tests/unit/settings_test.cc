@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "src/core/agreement.h"
+
 #include <map>
 #include <string>
 
@@ -97,6 +99,90 @@ TEST(Settings, DescribeListsEverySettingOnce) {
     EXPECT_NE(std::string(all[i].help), "");
     for (size_t j = i + 1; j < all.size(); ++j) EXPECT_STRNE(all[i].env, all[j].env);
   }
+}
+
+// Values outside a setting's range (settings.def: MPIZIP_RANGE) warn once, naming the variable,
+// the value and the value used: the nearest one in range.
+TEST(Settings, OutOfRangeWarnsAndUsesTheNearestValue) {
+  std::map<std::string, std::string> env{{"MPIZIP_TMA_CHUNK_BYTES", "1000"},
+                                         {"MPIZIP_TMA_MAX_CTAS", "100"},
+                                         {"MPIZIP_TMA_STAGES", "1"},
+                                         {"MPIZIP_CHUNK_BYTES", "1000"},
+                                         {"MPIZIP_EAGER_BYTES", "1M"}};
+  std::vector<std::string> warnings;
+  Settings s = parse_settings(env_of(env), &warnings);
+  EXPECT_EQ(s.tma_chunk_bytes, 1024u);
+  EXPECT_EQ(s.tma_max_ctas, 64);
+  EXPECT_EQ(s.tma_stages, 2);
+  EXPECT_EQ(s.chunk_bytes, 960u);
+  EXPECT_EQ(s.eager_bytes, 65536u);
+  ASSERT_EQ(warnings.size(), 5u);
+  EXPECT_EQ(warnings[0], "MPIZIP_EAGER_BYTES=1M is out of range (0..64K); using 65536");
+  EXPECT_EQ(warnings[1], "MPIZIP_CHUNK_BYTES=1000 is out of range (a multiple of 64); using 960");
+  EXPECT_EQ(warnings[2], "MPIZIP_TMA_MAX_CTAS=100 is out of range (1..64); using 64");
+  EXPECT_EQ(warnings[3],
+            "MPIZIP_TMA_CHUNK_BYTES=1000 is out of range (1K..64K, a multiple of 16); using 1024");
+  EXPECT_EQ(warnings[4], "MPIZIP_TMA_STAGES=1 is out of range (2..32); using 2");
+  // In range: no warning; rounding within the range goes down.
+  std::map<std::string, std::string> ok{{"MPIZIP_TMA_CHUNK_BYTES", "16K"},
+                                        {"MPIZIP_TMA_CTAS", "0"},
+                                        {"MPIZIP_TMA_TIMEOUT_MS", "1"}};
+  warnings.clear();
+  s = parse_settings(env_of(ok), &warnings);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(s.tma_chunk_bytes, 16384u);
+  std::map<std::string, std::string> down{{"MPIZIP_TMA_CHUNK_BYTES", "2001"}};
+  s = parse_settings(env_of(down), &warnings);
+  EXPECT_EQ(s.tma_chunk_bytes, 2000u);
+  ASSERT_EQ(warnings.size(), 1u);
+}
+
+// Every default lies in its range, and every range names its bounds in the setting's own syntax.
+TEST(Settings, DefaultsAreInRange) {
+  std::vector<std::string> warnings;
+  std::map<std::string, std::string> env;
+  for (const auto& d : describe_settings()) env[d.env] = d.default_value;
+  parse_settings(env_of(env), &warnings);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  int ranged = 0, agreed = 0;
+  for (const auto& d : describe_settings()) {
+    ranged += !d.range.empty();
+    agreed += d.agreed;
+  }
+  EXPECT_GE(ranged, 6);
+  EXPECT_EQ(static_cast<size_t>(agreed), agreed_values(Settings{}).size());
+}
+
+// The agreed settings' hash changes with any of their values, and the line names the one setting
+// that differs with both values.
+TEST(Agreement, HashAndLine) {
+  std::map<std::string, std::string> env;
+  std::vector<std::string> warnings;
+  const Settings a = parse_settings(env_of(env), &warnings);
+  env["MPIZIP_TMA_MAX_CTAS"] = "4";
+  const Settings b = parse_settings(env_of(env), &warnings);
+  env["MPIZIP_LOG"] = "debug";  // not agreed: no change
+  env["MPIZIP_STAGING_BYTES"] = "1G";
+  const Settings c = parse_settings(env_of(env), &warnings);
+  const auto va = agreed_values(a), vb = agreed_values(b), vc = agreed_values(c);
+  EXPECT_NE(agreement_hash(va), agreement_hash(vb));
+  EXPECT_EQ(agreement_hash(vb), agreement_hash(vc));
+  std::vector<std::vector<uint64_t>> all(3);
+  for (const auto& v : va) all[0].push_back(v.bits);
+  all[2] = all[1] = all[0];
+  EXPECT_EQ(disagreement_line(va, all, "MPI_COMM_WORLD"), "");
+  for (size_t k = 0; k < vb.size(); ++k) all[2][k] = vb[k].bits;
+  EXPECT_EQ(disagreement_line(va, all, "MPI_COMM_WORLD"),
+            "MPIZIP_TMA_MAX_CTAS differs across the ranks of MPI_COMM_WORLD (MPIZIP_TMA_MAX_CTAS 8 "
+            "on rank 0, 4 on rank 2); MPIZip is off for that communicator: its calls go to the MPI "
+            "library");
+  std::map<std::string, std::string> e2{{"MPIZIP_ALLREDUCE", "off"}};
+  const auto vd = agreed_values(parse_settings(env_of(e2), &warnings));
+  for (size_t k = 0; k < vd.size(); ++k) all[1][k] = vd[k].bits;
+  EXPECT_EQ(disagreement_line(va, all, "MPI_COMM_WORLD"),
+            "MPIZIP_ALLREDUCE, MPIZIP_TMA_MAX_CTAS differ across the ranks of MPI_COMM_WORLD "
+            "(MPIZIP_ALLREDUCE auto on rank 0, off on rank 1; MPIZIP_TMA_MAX_CTAS 8 on rank 0, 4 on "
+            "rank 2); MPIZip is off for that communicator: its calls go to the MPI library");
 }
 
 }  // namespace
