@@ -23,12 +23,13 @@
 // which), and since the codec is lossless the result is bitwise the same either way, and the same
 // on every rank.
 //
-// Decoding uses the codec's batched decompressor into a bounded temporary, and the fold then reads
-// all P inputs once and writes once, rather than fusing decoding with the reduction: the fold must
-// see all P contributions of an element at once (fixed rank order, bf16 and fp16 accumulated in
-// fp32 and rounded once), pieces land in any order, and streams from host ranks (CPU codec) and
-// device ranks (GPU codec) may use different block sizes, so a decoder cannot walk the P streams in
-// lock step.
+// Decoding: the fold must see all P contributions of an element at once (fixed rank order, bf16
+// and fp16 accumulated in fp32 and rounded once), and pieces land in any order. Pieces that land
+// while others are still on the wire are decoded at once (the codec's batched decompressor) into
+// bounded temporaries; on device ranks the pieces that complete the set are decoded inside the fold
+// itself (kernels/decode_fold.cuh, Policy::fuse, where osu-bench/fold measured it faster), which
+// tiles streams of different block sizes (a host rank's CPU-codec stream, say) by the largest
+// block; host ranks decode every piece, then fold (docs/DESIGN.md, "the owner's fold").
 //
 // Errors: a piece that cannot be produced (a codec or copy failure) is replaced by an empty
 // message, and a piece that lands with the wrong size or does not decode marks the receiver's

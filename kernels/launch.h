@@ -1,5 +1,7 @@
-// Host-side helpers of the GPU kernels' launchers (kernels/codec_gpu.cu, kernels/decode_fold.cu):
-// the one switch from a runtime element type to a kernel instantiation, and launch shapes.
+// Host-side helpers of the GPU codec's launchers (kernels/codec_gpu.cu, kernels/decode_fold.cu):
+// the codec's switch from a runtime element type to a kernel instantiation, and launch shapes.
+// (The reductions switch over element type and op in their own launchers: reduce_cpu.cc,
+// reduce_gpu.cu, decode_fold.cu and tma_engine.cu.)
 #pragma once
 
 #include <algorithm>
@@ -17,7 +19,7 @@ namespace mpizip::kernels::gpu::launch {
 
 using format::DType;
 
-// Calls f with std::integral_constant<DType, t>: the only switch over element types.
+// Calls f with std::integral_constant<DType, t>: the codec's switch over element types.
 template <typename F>
 inline Status dispatch(DType t, F&& f) {
   switch (t) {

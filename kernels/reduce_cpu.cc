@@ -28,7 +28,8 @@ void fold(const void* const* inputs, int n, void* out, uint64_t count) {
   }
 }
 
-// The one switch over element types and ops.
+// The CPU reduce's switch over ops (reduce() below switches over element types); the GPU reduce,
+// the fused decode-fold and the TMA engine have switches of their own over the same pairs.
 template <format::DType T>
 Status by_op(reduce::Op op, const void* const* inputs, int n, void* out, uint64_t count) {
   switch (op) {

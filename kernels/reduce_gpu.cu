@@ -102,7 +102,8 @@ Status launch(const ReduceParams& p, bool vec, int max_ctas, void* stream) {
   return Status::kOk;
 }
 
-// The one switch over element types and ops.
+// The GPU reduce's switch over ops (reduce() below switches over element types); the CPU reduce,
+// the fused decode-fold and the TMA engine have switches of their own over the same pairs.
 template <DType T>
 Status by_op(reduce::Op op, const ReduceParams& p, bool vec, int max_ctas, void* stream) {
   switch (op) {

@@ -1,6 +1,7 @@
 #include "src/core/coll_route.h"
 
 #include "src/core/comm_context.h"
+#include "src/core/errors.h"
 
 #include <algorithm>
 #include <climits>
@@ -29,11 +30,6 @@ namespace {
 
 // MPIZIP_ALLREDUCE's choices, in settings.def's order.
 enum AllreduceSetting { kAllreduceAuto = 0, kAllreduceTwoShot = 1, kAllreduceOff = 2 };
-
-int raise(MPI_Comm comm, int rc) {
-  if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
-  return rc;
-}
 
 // ---- Policy -------------------------------------------------------------------------------------
 
@@ -278,7 +274,7 @@ static int narrow_reduce_scatter_block(const void* sendbuf, void* recvbuf, int r
   platform::HostBuffer hscratch;
   const Status got = device ? dscratch.resize(block * static_cast<uint64_t>(P))
                             : hscratch.resize(block * static_cast<uint64_t>(P));
-  if (got != Status::kOk) return raise(comm, MPI_ERR_NO_MEM);
+  if (got != Status::kOk) return raise(comm, got, "scratch of a narrow reduce-scatter");
   uint8_t* scratch = device ? dscratch.data() : hscratch.data();
   // MPI_IN_PLACE: the input is the receive buffer's recvcount x P elements.
   const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -286,8 +282,8 @@ static int narrow_reduce_scatter_block(const void* sendbuf, void* recvbuf, int r
   if (rc != MPI_SUCCESS) return rc;  // raised by allreduce
   const uint8_t* mine = scratch + block * static_cast<uint64_t>(rank);
   if (device) {
-    if (platform::copy_device_to_device(recvbuf, mine, block) != Status::kOk)
-      return raise(comm, MPI_ERR_OTHER);
+    const Status copied = platform::copy_device_to_device(recvbuf, mine, block);
+    if (copied != Status::kOk) return raise(comm, copied, "copy of a reduce-scatter's block");
   } else {
     std::memcpy(recvbuf, mine, block);
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/core/comm_state.h"
+#include "src/core/errors.h"
 #include "src/core/requests.h"
 #include "src/core/runtime.h"
 #include "src/core/stats.h"
@@ -43,9 +44,8 @@ int Staging::add(void** buf, Access access, const Span& span) {
   // to the device unchanged.
   if (access != Access::kWrite || span.payload != span.hi - span.lo) {
     const auto start = std::chrono::steady_clock::now();
-    if (platform::copy_to_host(r.host.data(), r.device, r.bytes) != Status::kOk) {
-      return MPI_ERR_OTHER;
-    }
+    const Status copied = platform::copy_to_host(r.host.data(), r.device, r.bytes);
+    if (copied != Status::kOk) return mpi_error(copied);
     if (stats_on()) account(comm_, start);
   }
   ++count_;
@@ -57,9 +57,9 @@ int Staging::store() {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < count_; ++i) {
     Region& r = regions_[static_cast<size_t>(i)];
-    if (r.store && platform::copy_to_device(r.device, r.host.data(), r.bytes) != Status::kOk) {
-      return MPI_ERR_OTHER;
-    }
+    const Status copied = r.store ? platform::copy_to_device(r.device, r.host.data(), r.bytes)
+                                  : Status::kOk;
+    if (copied != Status::kOk) return mpi_error(copied);
     r.host.clear();
   }
   if (stats_on()) account(comm_, start);
@@ -72,10 +72,7 @@ int Staging::finish(int rc) {
   return rc == MPI_SUCCESS ? rc : fail(rc);
 }
 
-int Staging::fail(int rc) const {
-  PMPI_Comm_call_errhandler(comm_, rc);
-  return rc;
-}
+int Staging::fail(int rc) const { return raise(comm_, rc); }
 
 bool Staging::progress() {
   if (done_) return true;
@@ -96,9 +93,7 @@ Staging::~Staging() {
 }
 
 int staging_start(std::unique_ptr<Staging> s, MPI_Comm comm, MPI_Request* request) {
-  int rc = request_start(std::move(s), comm, request);
-  if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
-  return rc;
+  return raise(comm, request_start(std::move(s), comm, request));
 }
 
 bool cuda_support() {

@@ -16,6 +16,7 @@
 #include "p2p/send.h"
 #include "p2p/staged.h"
 #include "src/core/mpi_beneath.h"
+#include "src/core/errors.h"
 #include "src/core/mpi_status.h"
 #include "src/core/progress_thread.h"
 #include "src/core/protocol.h"
@@ -116,11 +117,6 @@ bool staged(const void* buf, int count, int peer) {
 // is registered. Then a blocking send or receive costs one MPI call more or less like the
 // application's own.
 inline bool may_block_in_mpi() { return progress_thread_running() || request_count() == 0; }
-
-int raise(MPI_Comm comm, int rc) {
-  if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
-  return rc;
-}
 
 // Statistics of protocol messages, counted only when MPIZIP_STATS is on (a few atomic additions
 // are a noticeable part of a small message's cost).
@@ -321,7 +317,7 @@ int send_small(const Small& m, const void* buf, int dest, int tag, MPI_Comm comm
   const int n = static_cast<int>(m.bytes + p2p::kCompactHeaderBytes);
   const int rc = synchronous ? PMPI_Ssend(match, n, MPI_BYTE, dest, tag, comm)
                              : PMPI_Send(match, n, MPI_BYTE, dest, tag, comm);
-  if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+  raise(comm, rc);
   if (stats_on()) [[unlikely]] {
     p2p::Traffic t;
     t.app_bytes = t.wire_bytes = m.bytes;
@@ -336,7 +332,7 @@ int bsend_staged(const void* buf, int count, MPI_Datatype type, int dest, int ta
                  MPI_Request* request) {
   p2p::HostCopy copy;
   int rc = copy.prepare(const_cast<void*>(buf), count, type);
-  if (rc == MPI_SUCCESS && copy.load() != Status::kOk) rc = MPI_ERR_OTHER;
+  if (rc == MPI_SUCCESS) rc = mpi_error(copy.load());
   if (rc == MPI_SUCCESS) {
     rc = request != nullptr ? PMPI_Ibsend(copy.base(), count, type, dest, tag, comm, request)
                             : PMPI_Bsend(copy.base(), count, type, dest, tag, comm);
@@ -799,10 +795,13 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
     // A device buffer of another datatype: the exchange runs on a host copy of its span.
     p2p::HostCopy copy;
     int rc = copy.prepare(buf, count, type);
-    if (rc == MPI_SUCCESS && copy.load() != Status::kOk) rc = MPI_ERR_OTHER;
+    if (rc == MPI_SUCCESS) rc = mpi_error(copy.load());
     if (rc != MPI_SUCCESS) return raise(comm, rc);
     rc = sendrecv_replace(copy.base(), count, type, dest, sendtag, source, recvtag, comm, status);
-    if (copy.store() != Status::kOk && rc == MPI_SUCCESS) rc = raise(comm, MPI_ERR_OTHER);
+    const Status stored = copy.store();
+    if (stored != Status::kOk && rc == MPI_SUCCESS) {
+      rc = raise(comm, stored, "copy back of a staged buffer");
+    }
     return rc;
   }
   if (!r && protocol_comm(comm) == nullptr) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/core/mpi_status.h"
+#include "src/core/errors.h"
 #include "src/core/progress_thread.h"
 #include "src/platform/log.h"
 
@@ -172,10 +173,7 @@ void set_errors(MPI_Status statuses[], const std::vector<int>& errors, int n) {
 }
 
 // Raises `rc` on the communicator of the operation that caused it (single-request calls).
-int raise_on(MPI_Comm comm, int rc) {
-  if (rc != MPI_SUCCESS && comm != MPI_COMM_NULL) PMPI_Comm_call_errhandler(comm, rc);
-  return rc;
-}
+int raise_on(MPI_Comm comm, int rc) { return raise(comm, rc); }
 
 }  // namespace
 

@@ -1,6 +1,7 @@
-// The one status type of MPIZip. Every layer returns it; the interposer converts it to an MPI
-// error class at the boundary (src/core/errors.h). Foreign codes (CUDA, UCX, MPI) are converted
-// where they first appear, by the layer that calls the foreign API.
+// The one status type of MPIZip. Every layer returns it; src/core converts it to an MPI error code
+// and raises it on the communicator at the boundary (src/core/errors.h). Foreign codes (CUDA, UCX,
+// MPI) are converted where they first appear, by the layer that calls the foreign API. (p2p/ and
+// coll/ still return MPI error codes from their operations, which src/core raises the same way.)
 #pragma once
 
 #include <cstdint>
