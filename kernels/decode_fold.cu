@@ -33,17 +33,6 @@ const void* kernel_for(int streams) {
   }
 }
 
-template <DType T>
-const void* kernel_for(Op op, int streams) {
-  switch (op) {
-    case Op::kSum: return kernel_for<T, Op::kSum>(streams);
-    case Op::kProd: return kernel_for<T, Op::kProd>(streams);
-    case Op::kMin: return kernel_for<T, Op::kMin>(streams);
-    case Op::kMax: return kernel_for<T, Op::kMax>(streams);
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 bool fold_fusable(const FoldInput* inputs, int n, const void* out) {
@@ -80,25 +69,22 @@ Status decode_fold(DType t, Op op, const FoldInput* inputs, int n, void* out, ui
     }
   }
   if (p.nstreams > 0 && !results) return Status::kInvalidArgument;
-  return dispatch(t, [&](auto tag) -> Status {
-    constexpr DType T = decltype(tag)::value;
-    if constexpr (reduce::dtype_reducible(T)) {
-      const int ks = std::max(1, p.nstreams);
-      const void* k = kernel_for<T>(op, ks);
-      const int threads = ks * lanes::kLanes;
-      const uint32_t smem = static_cast<uint32_t>(ks) * fold::slot_smem_bytes<T>();
-      int resident = 0;
-      MPIZIP_CHECK(resident_ctas(k, threads, smem, smem, &resident));
-      // Work units are blocks of the largest block size a stream has, unknown to the host: the
-      // grid covers the smallest, and CTAs stride over the units.
-      const uint64_t units = (count + (uint64_t{1} << format::kMinLog2Block) - 1) >> format::kMinLog2Block;
-      const int grid = grid_for(units, resident, 0);
-      void* args[] = {&p};
-      MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(grid), dim3(threads), args, smem, static_cast<gpuStream_t>(stream)));
-      return Status::kOk;
-    } else {
-      return Status::kInvalidArgument;
-    }
+  return reduce::dispatch(t, op, [&](auto type, auto o) -> Status {
+    constexpr DType T = decltype(type)::value;
+    constexpr Op O = decltype(o)::value;
+    const int ks = std::max(1, p.nstreams);
+    const void* k = kernel_for<T, O>(ks);
+    const int threads = ks * lanes::kLanes;
+    const uint32_t smem = static_cast<uint32_t>(ks) * fold::slot_smem_bytes<T>();
+    int resident = 0;
+    MPIZIP_CHECK(resident_ctas(k, threads, smem, smem, &resident));
+    // Work units are blocks of the largest block size a stream has, unknown to the host: the
+    // grid covers the smallest, and CTAs stride over the units.
+    const uint64_t units = (count + (uint64_t{1} << format::kMinLog2Block) - 1) >> format::kMinLog2Block;
+    const int grid = grid_for(units, resident, 0);
+    void* args[] = {&p};
+    MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(grid), dim3(threads), args, smem, static_cast<gpuStream_t>(stream)));
+    return Status::kOk;
   });
 }
 

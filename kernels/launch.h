@@ -1,7 +1,6 @@
 // Host-side helpers of the GPU codec's launchers (kernels/codec_gpu.cu, kernels/decode_fold.cu):
 // the codec's switch from a runtime element type to a kernel instantiation, and launch shapes.
-// (The reductions switch over element type and op in their own launchers: reduce_cpu.cc,
-// reduce_gpu.cu, decode_fold.cu and tma_engine.cu.)
+// (The reductions' one switch over element type x op is reduce::dispatch, kernels/reduce.h.)
 #pragma once
 
 #include <algorithm>

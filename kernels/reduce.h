@@ -29,6 +29,7 @@
 #include <type_traits>
 
 #include "kernels/format.h"
+#include "src/platform/status.h"
 
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>  // the device intrinsics below (nvcc declares them itself)
@@ -221,6 +222,31 @@ struct Fold {
 inline constexpr bool dtype_reducible(format::DType t) {
   return t == format::DType::kBf16 || t == format::DType::kFp16 || t == format::DType::kFp32 ||
          t == format::DType::kFp64;
+}
+
+// The one switch over element type x op, for every reduction MPIZip instantiates (the CPU reduce,
+// the GPU reduce, the fused decode-fold, the TMA engine's fold): calls
+// f(std::integral_constant<DType, T>{}, std::integral_constant<Op, O>{}) for the reducible type `t`
+// and the op `op`, and returns what it returns; kInvalidArgument for any other pair. Host code.
+template <typename F>
+inline Status dispatch(format::DType t, Op op, F&& f) {
+  auto by_op = [&](auto type) -> Status {
+    switch (op) {
+      case Op::kSum: return f(type, std::integral_constant<Op, Op::kSum>{});
+      case Op::kProd: return f(type, std::integral_constant<Op, Op::kProd>{});
+      case Op::kMin: return f(type, std::integral_constant<Op, Op::kMin>{});
+      case Op::kMax: return f(type, std::integral_constant<Op, Op::kMax>{});
+    }
+    return Status::kInvalidArgument;
+  };
+  using format::DType;
+  switch (t) {
+    case DType::kBf16: return by_op(std::integral_constant<DType, DType::kBf16>{});
+    case DType::kFp16: return by_op(std::integral_constant<DType, DType::kFp16>{});
+    case DType::kFp32: return by_op(std::integral_constant<DType, DType::kFp32>{});
+    case DType::kFp64: return by_op(std::integral_constant<DType, DType::kFp64>{});
+    default: return Status::kInvalidArgument;
+  }
 }
 
 }  // namespace mpizip::kernels::reduce

@@ -28,27 +28,6 @@ void fold(const void* const* inputs, int n, void* out, uint64_t count) {
   }
 }
 
-// The CPU reduce's switch over ops (reduce() below switches over element types); the GPU reduce,
-// the fused decode-fold and the TMA engine have switches of their own over the same pairs.
-template <format::DType T>
-Status by_op(reduce::Op op, const void* const* inputs, int n, void* out, uint64_t count) {
-  switch (op) {
-    case reduce::Op::kSum:
-      fold<T, reduce::Op::kSum>(inputs, n, out, count);
-      return Status::kOk;
-    case reduce::Op::kProd:
-      fold<T, reduce::Op::kProd>(inputs, n, out, count);
-      return Status::kOk;
-    case reduce::Op::kMin:
-      fold<T, reduce::Op::kMin>(inputs, n, out, count);
-      return Status::kOk;
-    case reduce::Op::kMax:
-      fold<T, reduce::Op::kMax>(inputs, n, out, count);
-      return Status::kOk;
-  }
-  return Status::kInvalidArgument;
-}
-
 }  // namespace
 
 Status reduce(format::DType t, reduce::Op op, const void* const* inputs, int n_inputs, void* out,
@@ -62,18 +41,10 @@ Status reduce(format::DType t, reduce::Op op, const void* const* inputs, int n_i
   for (int r = 0; r < n_inputs; ++r) {
     if (inputs[r] == nullptr) return Status::kInvalidArgument;
   }
-  switch (t) {
-    case format::DType::kBf16:
-      return by_op<format::DType::kBf16>(op, inputs, n_inputs, out, count);
-    case format::DType::kFp16:
-      return by_op<format::DType::kFp16>(op, inputs, n_inputs, out, count);
-    case format::DType::kFp32:
-      return by_op<format::DType::kFp32>(op, inputs, n_inputs, out, count);
-    case format::DType::kFp64:
-      return by_op<format::DType::kFp64>(op, inputs, n_inputs, out, count);
-    default:
-      return Status::kInvalidArgument;
-  }
+  return reduce::dispatch(t, op, [&](auto type, auto o) {
+    fold<decltype(type)::value, decltype(o)::value>(inputs, n_inputs, out, count);
+    return Status::kOk;
+  });
 }
 
 }  // namespace mpizip::kernels::cpu

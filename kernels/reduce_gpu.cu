@@ -102,23 +102,6 @@ Status launch(const ReduceParams& p, bool vec, int max_ctas, void* stream) {
   return Status::kOk;
 }
 
-// The GPU reduce's switch over ops (reduce() below switches over element types); the CPU reduce,
-// the fused decode-fold and the TMA engine have switches of their own over the same pairs.
-template <DType T>
-Status by_op(reduce::Op op, const ReduceParams& p, bool vec, int max_ctas, void* stream) {
-  switch (op) {
-    case reduce::Op::kSum:
-      return launch<T, reduce::Op::kSum>(p, vec, max_ctas, stream);
-    case reduce::Op::kProd:
-      return launch<T, reduce::Op::kProd>(p, vec, max_ctas, stream);
-    case reduce::Op::kMin:
-      return launch<T, reduce::Op::kMin>(p, vec, max_ctas, stream);
-    case reduce::Op::kMax:
-      return launch<T, reduce::Op::kMax>(p, vec, max_ctas, stream);
-  }
-  return Status::kInvalidArgument;
-}
-
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 }  // namespace
@@ -140,18 +123,9 @@ Status reduce(DType t, reduce::Op op, const void* const* inputs, int n_inputs, v
     p.in[r] = inputs[r];
     vec = vec && aligned16(inputs[r]);
   }
-  switch (t) {
-    case DType::kBf16:
-      return by_op<DType::kBf16>(op, p, vec, max_ctas, stream);
-    case DType::kFp16:
-      return by_op<DType::kFp16>(op, p, vec, max_ctas, stream);
-    case DType::kFp32:
-      return by_op<DType::kFp32>(op, p, vec, max_ctas, stream);
-    case DType::kFp64:
-      return by_op<DType::kFp64>(op, p, vec, max_ctas, stream);
-    default:
-      return Status::kInvalidArgument;
-  }
+  return reduce::dispatch(t, op, [&](auto type, auto o) {
+    return launch<decltype(type)::value, decltype(o)::value>(p, vec, max_ctas, stream);
+  });
 }
 
 }  // namespace mpizip::kernels::gpu

@@ -46,35 +46,11 @@ Status launch_kernel(const detail::Params& p, uint64_t smem, gpuStream_t stream)
   return Status::kOk;
 }
 
-template <DType T>
-Status by_op(Op op, const detail::Params& p, uint64_t smem, gpuStream_t s) {
-  switch (op) {
-    case Op::kSum:
-      return launch_kernel<T, Op::kSum, false>(p, smem, s);
-    case Op::kProd:
-      return launch_kernel<T, Op::kProd, false>(p, smem, s);
-    case Op::kMin:
-      return launch_kernel<T, Op::kMin, false>(p, smem, s);
-    case Op::kMax:
-      return launch_kernel<T, Op::kMax, false>(p, smem, s);
-  }
-  return Status::kInvalidArgument;
-}
-
 Status dispatch(DType t, Op op, const detail::Params& p, uint64_t smem, gpuStream_t s) {
   if (p.nsrc == 1) return launch_kernel<DType::kFp32, Op::kSum, true>(p, smem, s);
-  switch (t) {
-    case DType::kBf16:
-      return by_op<DType::kBf16>(op, p, smem, s);
-    case DType::kFp16:
-      return by_op<DType::kFp16>(op, p, smem, s);
-    case DType::kFp32:
-      return by_op<DType::kFp32>(op, p, smem, s);
-    case DType::kFp64:
-      return by_op<DType::kFp64>(op, p, smem, s);
-    default:
-      return Status::kInvalidArgument;
-  }
+  return reduce::dispatch(t, op, [&](auto type, auto o) {
+    return launch_kernel<decltype(type)::value, decltype(o)::value, false>(p, smem, s);
+  });
 }
 
 int current_device() {
