@@ -61,7 +61,7 @@ bool parse_header(const void* msg, size_t bytes, uint64_t bare_bytes, MatchHeade
     return false;
   }
   if (h.encoding != Encoding::kRaw && h.encoding != Encoding::kCompressed) return false;
-  if (!format::dtype_valid(static_cast<uint8_t>(h.dtype))) return false;
+  if (!format::dtype_valid(static_cast<uint8_t>(h.dtype)) || h.count > kMaxCount) return false;
   if (h.app_bytes != h.count * format::elem_bytes(h.dtype)) return false;
   if (h.payload == Payload::kChunked || h.payload == Payload::kChunkedDevice) {
     // payload_bytes is the chunk's size in application bytes.

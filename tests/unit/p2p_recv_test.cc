@@ -103,6 +103,24 @@ TEST(P2pRecv, CorruptStreamIsReportedAndStaysInBounds) {
   EXPECT_GT(detected, 0);
 }
 
+// A stream of another element type with the header's element count holds fewer bytes than the
+// header announces: it must not pass for the message (found by tests/fuzz/fuzz_chunked.cc).
+TEST(P2pRecv, AStreamOfAnotherElementTypeIsCorrupt) {
+  std::vector<uint8_t> bytes(500, 0x3C);
+  std::vector<uint8_t> s(kernels::cpu::max_compressed_size(format::DType::kE5m2, bytes.size()));
+  uint64_t n = 0;
+  ASSERT_EQ(kernels::cpu::compress(format::DType::kE5m2, bytes.data(), bytes.size(), s.data(),
+                                   s.size(), &n),
+            Status::kOk);
+  s.resize(n);
+  // The header says bf16 of the same count: 1000 bytes, of which the stream would fill 500.
+  auto m = message(Encoding::kCompressed, format::DType::kBf16, bytes.size(), s);
+  std::vector<uint16_t> dst(bytes.size() + 8, 0xBEEF);
+  RecvOp op(channel(), user(&dst, static_cast<int>(bytes.size())), m.data(), m.size(), 0, 0);
+  ASSERT_TRUE(op.progress());
+  EXPECT_EQ(op.status().error, kCorrupt);
+}
+
 TEST(P2pRecv, AnotherElementWidthIsATypeError) {
   auto v = bf16_data(100, 3);
   std::vector<uint8_t> raw(200);
@@ -171,6 +189,20 @@ TEST(P2pWire, HeaderRoundTripAndRejection) {
     reinterpret_cast<uint8_t*>(&bad)[i] ^= 0x01;
     EXPECT_FALSE(parse_header(&bad, kHeaderBytes, 0, &back)) << "byte " << i;
   }
+}
+
+// A header whose count x element size wraps 64 bits is rejected, even with a valid check word
+// (found by tests/fuzz/fuzz_match_header.cc: 2^63 fp16 elements announced as 0 bytes).
+TEST(P2pWire, ACountBeyondTheFormatsBoundIsRejected) {
+  MatchHeader back;
+  for (uint64_t count : {kMaxCount + 1, uint64_t{1} << 63, ~uint64_t{0}}) {
+    const MatchHeader h = make_header(Payload::kBulk, Encoding::kRaw, format::DType::kFp16, 5, count,
+                                      count * 2);
+    EXPECT_FALSE(parse_header(&h, kHeaderBytes, 0, &back)) << count;
+  }
+  const MatchHeader h = make_header(Payload::kBulk, Encoding::kRaw, format::DType::kFp16, 5,
+                                    kMaxCount, kMaxCount * 2);
+  EXPECT_TRUE(parse_header(&h, kHeaderBytes, 0, &back));
 }
 
 // The compact form of an inline raw payload (wire.h): 16 bytes of header, then the payload.
