@@ -7,7 +7,9 @@
 // byte 1 the receiver's capacity; bytes 2-3 the match message's length, then the message, then
 // the payload bytes the transport serves.
 // What an accepted header says must be self-consistent (sizes that do not wrap, an inline payload
-// inside the message, a split stream's first part inside its payload); the receiver must end with
+// inside the message, a split stream's first part inside its payload, no more elements than a
+// stream of payload_bytes can hold, which bounds what the receiver allocates by what it is sent,
+// checked with libFuzzer's malloc limit); the receiver must end with
 // an MPI error code or success, never write outside the application's buffer (AddressSanitizer),
 // never report more bytes than the buffer holds, and decode only what the CPU decoder accepts.
 #include <algorithm>
@@ -45,6 +47,11 @@ void check_header(const p2p::MatchHeader& h, size_t bytes, size_t payload_at) {
   }
   if (h.payload == p2p::Payload::kSplit && format::coded_offset(h.dtype, h.count) > h.payload_bytes) {
     std::abort();
+  }
+  if (h.encoding == p2p::Encoding::kCompressed && h.payload != p2p::Payload::kChunked &&
+      h.payload != p2p::Payload::kChunkedDevice &&
+      format::raw_bytes(h.dtype, h.count) > h.payload_bytes) {
+    std::abort();  // more elements than the stream can hold: buffers sized by app_bytes
   }
   if (h.payload == p2p::Payload::kChunked || h.payload == p2p::Payload::kChunkedDevice) {
     if (h.payload_bytes == 0 || p2p::chunk_count(h.app_bytes, h.payload_bytes) > p2p::kMaxChunks) {
