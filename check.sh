@@ -2,10 +2,12 @@
 # Sets up and runs MPIZip's tests: installs missing Debian/Ubuntu packages, builds in build/
 # (with CUDA when /usr/local/cuda is present), runs `make check` (unit, codec, MPI integration and
 # benchmark tests, each MPI test with and without the preload), runs the MPI thread tests under
-# ThreadSanitizer with the protocol forced (tests/tsan/run.sh), fuzzes the CPU decoder for a minute
-# under AddressSanitizer, compiles the GPU kernels for AMD (HIP, gfx90a), then `make distcheck`,
-# which builds the release tarball without CUDA and runs the quick tests from it (the whole suite
-# has run above; the tarball's job is to hold every file the build and the tests need).
+# ThreadSanitizer with the protocol forced (tests/tsan/run.sh), fuzzes every parser of a peer's
+# bytes (the CPU decoder, the match header and its receiver, the allreduce's hello, chunked
+# payloads: tests/fuzz/run.sh) for a minute each under AddressSanitizer and UBSan, compiles the
+# GPU kernels for AMD (HIP, gfx90a), then `make distcheck`, which builds the release tarball
+# without CUDA and runs the quick tests from it (the whole suite has run above; the tarball's job
+# is to hold every file the build and the tests need).
 set -e
 cd "$(dirname "$0")"
 tools/install-deps.sh --tests

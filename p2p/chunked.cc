@@ -207,7 +207,11 @@ Status ChunkedReceiver::decode_host(Slot* slot, const uint8_t* stream, uint64_t 
   }
   auto t0 = std::chrono::steady_clock::now();
   uint64_t decoded = 0;
-  Status s = kernels::cpu::decompress(stream, stream_bytes, dst, raw, &decoded);
+  // A stream of another element type may hold as many elements in fewer bytes.
+  kernels::cpu::StreamInfo info;
+  Status s = kernels::cpu::read_header(stream, stream_bytes, &info);
+  if (s == Status::kOk && info.dtype != h_.dtype) s = Status::kTypeMismatch;
+  if (s == Status::kOk) s = kernels::cpu::decompress(stream, stream_bytes, dst, raw, &decoded);
   codec_seconds_ += seconds_since(t0);
   if (s != Status::kOk || decoded != n) {
     MPIZIP_ERROR("chunk %llu of a message from rank %d did not decode: %s",

@@ -337,8 +337,13 @@ void RecvOp::deliver_host(const uint8_t* payload) {
       dst = decoded.data();
     }
     uint64_t count = 0;
-    Status s = kernels::cpu::decompress(payload, header_.payload_bytes, dst, header_.app_bytes,
-                                        &count);
+    // A stream of another element type may hold as many elements in fewer bytes.
+    kernels::cpu::StreamInfo info;
+    Status s = kernels::cpu::read_header(payload, header_.payload_bytes, &info);
+    if (s == Status::kOk && info.dtype != header_.dtype) s = Status::kTypeMismatch;
+    if (s == Status::kOk) {
+      s = kernels::cpu::decompress(payload, header_.payload_bytes, dst, header_.app_bytes, &count);
+    }
     traffic_.codec_seconds += seconds_since(t0);
     if (s != Status::kOk || count != header_.count) {
       corrupt(s == Status::kOk ? Status::kCorruptStream : s);

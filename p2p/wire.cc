@@ -61,7 +61,7 @@ bool parse_header(const void* msg, size_t bytes, uint64_t bare_bytes, MatchHeade
     return false;
   }
   if (h.encoding != Encoding::kRaw && h.encoding != Encoding::kCompressed) return false;
-  if (!format::dtype_valid(static_cast<uint8_t>(h.dtype))) return false;
+  if (!format::dtype_valid(static_cast<uint8_t>(h.dtype)) || h.count > kMaxCount) return false;
   if (h.app_bytes != h.count * format::elem_bytes(h.dtype)) return false;
   if (h.payload == Payload::kChunked || h.payload == Payload::kChunkedDevice) {
     // payload_bytes is the chunk's size in application bytes.
@@ -77,6 +77,12 @@ bool parse_header(const void* msg, size_t bytes, uint64_t bare_bytes, MatchHeade
     return true;
   }
   if (h.encoding == Encoding::kRaw && h.payload_bytes != h.app_bytes) return false;
+  // A stream holds at least its raw section (STORED: all the elements), so a compressed payload
+  // cannot announce more elements than that allows: a receiver sizes its buffers by app_bytes.
+  if (h.encoding == Encoding::kCompressed &&
+      h.payload_bytes < format::raw_bytes(h.dtype, h.count)) {
+    return false;
+  }
   if (h.payload == Payload::kInline &&
       bytes != match_size(kHeaderBytes + h.payload_bytes, bare_bytes)) {
     return false;

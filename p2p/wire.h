@@ -17,6 +17,9 @@ inline constexpr size_t kMaxMatchBytes = kHeaderBytes + kMaxInlineBytes;
 // Bounds a receiver accepts for Payload::kChunked (a header outside them is not MPIZip's).
 inline constexpr uint64_t kMaxChunkBytes = uint64_t{1} << 30;
 inline constexpr uint64_t kMaxChunks = uint64_t{1} << 24;
+// Most elements a header may announce: the stream format's bound (docs/FORMAT.md), under which
+// count x element size and every size derived from it fit 64 bits.
+inline constexpr uint64_t kMaxCount = uint64_t{1} << 58;
 
 enum class Payload : uint8_t {
   kInline = 1,  // the payload follows the header in the match message

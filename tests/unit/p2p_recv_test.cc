@@ -103,6 +103,28 @@ TEST(P2pRecv, CorruptStreamIsReportedAndStaysInBounds) {
   EXPECT_GT(detected, 0);
 }
 
+// A stream of another element type with the header's element count holds fewer bytes than the
+// header announces: it must not pass for the message (found by tests/fuzz/fuzz_chunked.cc).
+TEST(P2pRecv, AStreamOfAnotherElementTypeIsCorrupt) {
+  std::vector<uint8_t> bytes(500);
+  std::mt19937 g(3);
+  for (auto& x : bytes) x = static_cast<uint8_t>(g());  // incompressible: a STORED stream
+  std::vector<uint8_t> s(kernels::cpu::max_compressed_size(format::DType::kE5m2, bytes.size()));
+  uint64_t n = 0;
+  ASSERT_EQ(kernels::cpu::compress(format::DType::kE5m2, bytes.data(), bytes.size(), s.data(),
+                                   s.size(), &n),
+            Status::kOk);
+  s.resize(n);
+  // The header says bf16 of the same count: 1000 bytes, of which the stream would fill 500 (its
+  // 532 bytes could hold 500 bf16's raw section, so the header itself is consistent).
+  ASSERT_GE(s.size(), format::raw_bytes(format::DType::kBf16, bytes.size()));
+  auto m = message(Encoding::kCompressed, format::DType::kBf16, bytes.size(), s);
+  std::vector<uint16_t> dst(bytes.size() + 8, 0xBEEF);
+  RecvOp op(channel(), user(&dst, static_cast<int>(bytes.size())), m.data(), m.size(), 0, 0);
+  ASSERT_TRUE(op.progress());
+  EXPECT_EQ(op.status().error, kCorrupt);
+}
+
 TEST(P2pRecv, AnotherElementWidthIsATypeError) {
   auto v = bf16_data(100, 3);
   std::vector<uint8_t> raw(200);
@@ -160,7 +182,7 @@ TEST(P2pRecv, TruncationDeliversThePrefix) {
 
 TEST(P2pWire, HeaderRoundTripAndRejection) {
   MatchHeader h = make_header(Payload::kBulk, Encoding::kCompressed, format::DType::kFp32, 77, 1000,
-                              2345);
+                              3456);
   MatchHeader back;
   ASSERT_TRUE(parse_header(&h, kHeaderBytes, 0, &back));
   EXPECT_EQ(back.bulk_tag, 77u);
@@ -170,6 +192,46 @@ TEST(P2pWire, HeaderRoundTripAndRejection) {
     auto bad = h;
     reinterpret_cast<uint8_t*>(&bad)[i] ^= 0x01;
     EXPECT_FALSE(parse_header(&bad, kHeaderBytes, 0, &back)) << "byte " << i;
+  }
+}
+
+// A header whose count x element size wraps 64 bits is rejected, even with a valid check word
+// (found by tests/fuzz/fuzz_match_header.cc: 2^63 fp16 elements announced as 0 bytes).
+TEST(P2pWire, ACountBeyondTheFormatsBoundIsRejected) {
+  MatchHeader back;
+  for (uint64_t count : {kMaxCount + 1, uint64_t{1} << 63, ~uint64_t{0}}) {
+    const MatchHeader h = make_header(Payload::kBulk, Encoding::kRaw, format::DType::kFp16, 5, count,
+                                      count * 2);
+    EXPECT_FALSE(parse_header(&h, kHeaderBytes, 0, &back)) << count;
+  }
+  const MatchHeader h = make_header(Payload::kBulk, Encoding::kRaw, format::DType::kFp16, 5,
+                                    kMaxCount, kMaxCount * 2);
+  EXPECT_TRUE(parse_header(&h, kHeaderBytes, 0, &back));
+}
+
+// A compressed payload cannot announce more elements than its raw section allows: a few bytes
+// claiming gigabytes made a truncated receive allocate them (found by fuzz_match_header.cc).
+TEST(P2pWire, ACompressedPayloadTooSmallForItsCountIsRejected) {
+  MatchHeader back;
+  for (auto t : {format::DType::kBf16, format::DType::kE5m2, format::DType::kFp64}) {
+    const uint64_t count = uint64_t{1} << 32;
+    const uint64_t raw = format::raw_bytes(t, count);
+    MatchHeader h = make_header(Payload::kBulk, Encoding::kCompressed, t, 5, count, raw - 1);
+    EXPECT_FALSE(parse_header(&h, kHeaderBytes, 0, &back));
+    h = make_header(Payload::kBulk, Encoding::kCompressed, t, 5, count, raw);
+    EXPECT_TRUE(parse_header(&h, kHeaderBytes, 0, &back));
+  }
+  // The smallest streams (STORED) still pass.
+  for (int t = 1; t <= 6; ++t) {
+    const auto dtype = static_cast<format::DType>(t);
+    for (uint64_t count : {uint64_t{0}, uint64_t{1}, uint64_t{7}}) {
+      std::vector<uint8_t> data(count * format::elem_bytes(dtype), 0x11);
+      std::vector<uint8_t> s(kernels::cpu::max_compressed_size(dtype, count));
+      uint64_t n = 0;
+      ASSERT_EQ(kernels::cpu::compress(dtype, data.data(), count, s.data(), s.size(), &n), Status::kOk);
+      const MatchHeader h = make_header(Payload::kBulk, Encoding::kCompressed, dtype, 5, count, n);
+      EXPECT_TRUE(parse_header(&h, kHeaderBytes, 0, &back)) << t << " " << count;
+    }
   }
 }
 
