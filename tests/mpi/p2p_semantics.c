@@ -627,13 +627,14 @@ static void declared_types(MPI_Comm comm) {
 static void freed_while_pending(MPI_Comm comm) {
   enum { N = 64 * 1024 };
   const int pair = rank ^ 1;
-  if (pair >= size) {  /* the odd rank out of an odd-sized run */
+  MPI_Comm c;
+  MPI_Comm_dup(comm, &c); /* collective: every rank, the odd one out of an odd-sized run too */
+  if (pair >= size) {
+    MPI_Comm_free(&c);
     MPI_Barrier(comm);
     MPI_Barrier(comm);
     return;
   }
-  MPI_Comm c;
-  MPI_Comm_dup(comm, &c);
   float* buf = buf_alloc(sizeof(float) * N);
   float* want = malloc(sizeof(float) * N);
   CHECK(want != NULL, "out of host memory");
