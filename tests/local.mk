@@ -59,3 +59,8 @@ include tests/ucx.mk
 include tests/coll.mk
 include tests/netns.mk
 include tests/transport.mk
+
+# Python (python/mpizip, mpi4py and NumPy): skipped where they are missing.
+TESTS += tests/python/mpi4py.sh
+EXTRA_DIST += tests/python/mpi4py.sh tests/python/mpizip_test.py python/mpizip/__init__.py \
+	examples/weight_sync.py tests/gpu/python_device.sh tests/gpu/python_device.py

@@ -2,7 +2,8 @@
 # Builds MPIZip with CUDA in a build directory of its own and runs the GPU tests (codec,
 # point-to-point with device buffers on 2-4 ranks sharing the GPU, the GPU reduce, allreduce on
 # device buffers on 2-4 ranks, the transports with device buffers, the other collectives with
-# device buffers staged through host memory, the intra-node collectives' failure paths), a
+# device buffers staged through host memory, the intra-node collectives' failure paths, the Python
+# package with CuPy and PyTorch), a
 # memory-checker pass over the
 # corruption and bounds tests, and the GPU codec benchmark. For the GPU machine (where libtool's m4
 # files may be missing: generate configure elsewhere and bring it along):
@@ -71,6 +72,14 @@ MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
   sh "$src/tests/gpu/tma_fault.sh" >"$logs/tma_fault.log" 2>&1 || fault=$?
 echo "tma_fault: exit $fault (log: $logs/tma_fault.log)"
 [ "$fault" -eq 0 ] || status=$fault
+
+# The Python package (python/mpizip) with CuPy and PyTorch device arrays, and
+# examples/weight_sync.py; skipped (77, not a failure) where mpi4py, CuPy and PyTorch are missing.
+python=0
+MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
+  sh "$src/tests/gpu/python_device.sh" >"$logs/python_device.log" 2>&1 || python=$?
+echo "python_device: exit $python (log: $logs/python_device.log)"
+[ "$python" -eq 0 ] || [ "$python" -eq 77 ] || status=$python
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   MPIZIP_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 \
