@@ -5,12 +5,7 @@
 # when no python3 has mpi4py.
 . "$(dirname "$0")/../mpi/lib.sh"
 : "${MPIZIP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-py=""
-for c in ${PYTHON:-} python3 /usr/bin/python3; do
-  c=$(command -v "$c" 2>/dev/null) || continue
-  if "$c" -c 'import mpi4py, numpy' 2>/dev/null; then py=$c; break; fi
-done
-[ -n "$py" ] || { echo "SKIP: no python3 with mpi4py and numpy"; exit 77; }
+find_python
 env="PYTHONPATH=$MPIZIP_SRCDIR/python PYTHONDONTWRITEBYTECODE=1 MPIZIP_STATS=1"
 ran=0
 for lib in cupy torch; do

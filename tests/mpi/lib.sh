@@ -18,6 +18,18 @@ fi
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# Sets py to the first of $PYTHON, python3 and /usr/bin/python3 that has mpi4py and NumPy; exits 77
+# (skipped) when none has.
+find_python() {
+  py=""
+  for c in ${PYTHON:-} python3 /usr/bin/python3; do
+    c=$(command -v "$c" 2>/dev/null) || continue
+    if "$c" -c 'import mpi4py, numpy' 2>/dev/null; then py=$c; return 0; fi
+  done
+  echo "SKIP: no python3 with mpi4py and numpy"
+  exit 77
+}
+
 # run_mpi MODE NP PROGRAM [ARGS...]: MODE is plain or mpizip. Extra MPIZIP_* settings are passed
 # through the environment variables named in MPIZIP_TEST_ENV (space-separated NAME=VALUE).
 run_mpi() {

@@ -5,12 +5,7 @@
 # examples/weight_sync.py on 3 ranks. Skipped (77) where no python3 has mpi4py and NumPy.
 . "$(dirname "$0")/../mpi/lib.sh"
 : "${MPIZIP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-py=""
-for c in ${PYTHON:-} python3 /usr/bin/python3; do
-  c=$(command -v "$c" 2>/dev/null) || continue
-  if "$c" -c 'import mpi4py, numpy' 2>/dev/null; then py=$c; break; fi
-done
-[ -n "$py" ] || { echo "SKIP: no python3 with mpi4py and numpy"; exit 77; }
+find_python
 "$py" -c 'import mpi4py, numpy; print("python", mpi4py.__version__, numpy.__version__)'
 
 pyenv="PYTHONPATH=$MPIZIP_SRCDIR/python PYTHONDONTWRITEBYTECODE=1"
