@@ -77,7 +77,7 @@ TwoShot::~TwoShot() {
   if (backend_ != nullptr && ok(backend_->drain())) ch_.resources->release(std::move(backend_));
 }
 
-int TwoShot::start() {
+Status TwoShot::start() {
   Status s = prepare();
   if (!ok(s)) {
     MPIZIP_WARN(
@@ -97,11 +97,11 @@ int TwoShot::start() {
     if (ok(s))
       s = ch_.transport->isend(&hello_out_[q], kHelloBytes, Memory::kHost, q, tag, &hello_send_[q]);
     if (!ok(s)) {
-      MPIZIP_WARN("MPI_Allreduce: cannot post the collective's headers (%s)", status_string(s));
-      return MPI_ERR_OTHER;
+      MPIZIP_INFO("MPI_Allreduce: cannot post the collective's headers (%s)", status_string(s));
+      return s;
     }
   }
-  return MPI_SUCCESS;
+  return Status::kOk;
 }
 
 Status TwoShot::prepare() {
@@ -171,7 +171,7 @@ Status TwoShot::advance_hello() {
     if (d != Disagreement::kNone && (worst == Disagreement::kNone || d < worst)) worst = d, who = q;
   }
   if (failed_) {
-    hello_error_ = MPI_ERR_OTHER;
+    hello_error_ = Status::kInternal;
     finish();
     return Status::kOk;
   }
@@ -180,16 +180,16 @@ Status TwoShot::advance_hello() {
                 disagreement_string(worst), who);
     switch (worst) {
       case Disagreement::kType:
-        hello_error_ = MPI_ERR_TYPE;
+        hello_error_ = Status::kTypeMismatch;
         break;
       case Disagreement::kOp:
-        hello_error_ = MPI_ERR_OP;
+        hello_error_ = Status::mpi(MPI_ERR_OP);
         break;
       case Disagreement::kCount:
-        hello_error_ = MPI_ERR_COUNT;
+        hello_error_ = Status::mpi(MPI_ERR_COUNT);
         break;
       default:
-        hello_error_ = MPI_ERR_OTHER;
+        hello_error_ = Status::kInvalidArgument;
         break;
     }
     finish();
@@ -284,7 +284,7 @@ void TwoShot::data_error(const char* what, int peer, uint64_t j) {
   } else {
     MPIZIP_WARN("MPI_Allreduce: %s (piece %llu)", what, static_cast<unsigned long long>(j));
   }
-  if (error_ == MPI_SUCCESS) error_ = ch_.policy.err_corrupt;
+  if (ok(error_)) error_ = Status::kCorruptStream;
 }
 
 Status TwoShot::stage_to_host(Status why) {
@@ -320,7 +320,7 @@ void TwoShot::abort(Status s) {
   hello_send_.clear();
   hello_recv_.clear();
   if (backend_ != nullptr && s == Status::kDeviceError) backend_.reset();
-  error_ = MPI_ERR_OTHER;
+  error_ = s;
   finish();
 }
 
@@ -328,25 +328,24 @@ void TwoShot::finish() {
   phase_ = Phase::kDone;
   if (device_output_ != nullptr &&
       !ok(platform::copy_to_device(device_output_, host_out_.data(), host_out_.size()))) {
-    error_ = MPI_ERR_OTHER;
+    error_ = Status::kDeviceError;
   }
-  status_.error = hello_error_ != MPI_SUCCESS ? hello_error_ : error_;
+  status_.error = !ok(hello_error_) ? hello_error_ : error_;
   if (backend_ != nullptr && ok(backend_->drain())) ch_.resources->release(std::move(backend_));
   backend_.reset();
   if (a_.on_complete) a_.on_complete(traffic_);
 }
 
-int start_allreduce(const Channel& ch, const AllreduceArgs& args, uint64_t seq,
-                    std::unique_ptr<platform::Operation>* op) {
+Status start_allreduce(const Channel& ch, const AllreduceArgs& args, uint64_t seq,
+                       std::unique_ptr<platform::Operation>* op) {
   if (ch.transport == nullptr || ch.resources == nullptr || ch.nranks < 2 ||
       ch.nranks > kMaxRanks || !kernels::reduce::dtype_reducible(args.dtype)) {
-    return MPI_ERR_ARG;
+    return Status::kInvalidArgument;
   }
   auto two = std::make_unique<TwoShot>(ch, args, seq);
-  int rc = two->start();
-  if (rc != MPI_SUCCESS) return rc;
+  MPIZIP_CHECK(two->start());
   *op = std::move(two);
-  return MPI_SUCCESS;
+  return Status::kOk;
 }
 
 }  // namespace mpizip::coll

@@ -35,7 +35,7 @@
 // message, and a piece that lands with the wrong size or does not decode marks the receiver's
 // result; an owner whose contributions failed sends empty all-gather messages, so every rank that
 // depends on the piece reports MPIZip's corrupt-payload error, and every rank still completes the
-// exchange (no hang). A transport failure ends the collective at once with MPI_ERR_OTHER.
+// exchange (no hang). A transport failure ends the collective at once with its status.
 //
 // Memory per collective in flight: kDepth slots of, per peer, an outgoing stream, a landing buffer
 // and a decode temporary of one piece each (the bound of a piece's stream, docs/FORMAT.md "Sizes",
@@ -72,7 +72,6 @@ struct Policy {
   uint64_t memory_bytes = 256 << 20;  // what automatic pieces may take in flight (or the buffer's size)
   bool checksum = false;            // compressed pieces carry a checksum of their data
   bool fuse = true;                 // the last pieces to land are decoded inside the fold
-  int err_corrupt = MPI_ERR_OTHER;  // the MPI error code of a corrupt payload
 };
 
 // What a collective needs to know about its communicator, handed down by src/core.
@@ -109,10 +108,10 @@ struct AllreduceArgs {
 };
 
 // Starts the two-shot allreduce numbered `seq` on the communicator (every rank numbers its
-// collectives alike; the number makes the collective's transfer tags). Returns an MPI error code;
-// on success *op completes the collective as it is progressed, and its status carries the
-// collective's MPI error code.
-int start_allreduce(const Channel& ch, const AllreduceArgs& args, uint64_t seq,
-                    std::unique_ptr<platform::Operation>* op);
+// collectives alike; the number makes the collective's transfer tags). On success *op completes
+// the collective as it is progressed, and its status carries the collective's outcome (kCorruptStream:
+// a piece this rank depends on did not decode).
+Status start_allreduce(const Channel& ch, const AllreduceArgs& args, uint64_t seq,
+                       std::unique_ptr<platform::Operation>* op);
 
 }  // namespace mpizip::coll

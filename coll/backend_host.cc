@@ -52,7 +52,7 @@ class HostBackend : public Backend {
       Status s = kernels::cpu::compress(t, jobs[i].src, jobs[i].count, jobs[i].dst,
                                         jobs[i].dst_capacity, &written, opt);
       results[i].size = ok(s) ? written : 0;
-      results[i].status = static_cast<int32_t>(s);
+      results[i].status = s.code();
     }
     return Status::kOk;
   }
@@ -68,7 +68,7 @@ class HostBackend : public Backend {
                                      &count);
       }
       results[i].size = ok(s) ? count : 0;
-      results[i].status = static_cast<int32_t>(s);
+      results[i].status = s.code();
     }
     return Status::kOk;
   }

@@ -39,6 +39,8 @@ bool same(const IpcDescriptor& a, const IpcDescriptor& b) {
          a.offset == b.offset;
 }
 
+}  // namespace
+
 struct Group {
   bool on = false;
   int rank = 0;
@@ -60,31 +62,19 @@ struct Group {
   void* out[kMaxRanks] = {};
 };
 
-std::mutex g_mutex;
-int g_keyval = MPI_KEYVAL_INVALID;
-
-int delete_cb(MPI_Comm, int, void* value, void*) {
-  delete static_cast<Group*>(value);
-  return MPI_SUCCESS;
-}
+namespace {
 
 // Sets up `g` collectively over `comm` (see the header). Leaves g->on false, with a log line on
 // rank 0, when any rank cannot take part.
-void setup(MPI_Comm comm, Group* g, const Options& o) {
+void setup(MPI_Comm comm, bool one_node, Group* g, const Options& o) {
   PMPI_Comm_rank(comm, &g->rank);
   PMPI_Comm_size(comm, &g->size);
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   if (inter || g->size < 2 || g->size > kMaxRanks) return;  // the same on every rank
-  MPI_Comm node = MPI_COMM_NULL;
-  int node_size = 0;
-  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-    PMPI_Comm_size(node, &node_size);
-    PMPI_Comm_free(&node);
-  }
   const char* why = nullptr;
   IpcDescriptor mine{};
-  if (node_size != g->size) {
+  if (!one_node) {
     why = "its ranks are on several nodes";
   } else if (!platform::has_gpu()) {
     why = "a rank has no GPU";
@@ -156,31 +146,6 @@ void setup(MPI_Comm comm, Group* g, const Options& o) {
                 g->tma ? "TMA" : "SM load/store");
 }
 
-// The group of `comm`, set up on first use.
-int group_of(MPI_Comm comm, const Options& o, Group** out) {
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    if (g_keyval == MPI_KEYVAL_INVALID) {
-      int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cb, &g_keyval, nullptr);
-      if (rc != MPI_SUCCESS) return rc;
-    }
-  }
-  void* value = nullptr;
-  int found = 0;
-  int rc = PMPI_Comm_get_attr(comm, g_keyval, &value, &found);
-  if (rc != MPI_SUCCESS) return rc;
-  if (found) {
-    *out = static_cast<Group*>(value);
-    return MPI_SUCCESS;
-  }
-  auto g = std::make_unique<Group>();
-  setup(comm, g.get(), o);
-  rc = PMPI_Comm_set_attr(comm, g_keyval, g.get());
-  if (rc != MPI_SUCCESS) return rc;
-  *out = g.release();
-  return MPI_SUCCESS;
-}
-
 // `p` is device memory of this process that CUDA IPC can share; *d describes it.
 bool shareable(const void* p, uint64_t bytes, IpcDescriptor* d) {
   return bytes >= kStageBelow && platform::is_device_pointer(p) &&
@@ -207,13 +172,12 @@ void ring(const Options& o, int nsrc, k::Launch* l) {
     l->chunk_bytes /= 2;
 }
 
-int run(Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t elem,
-        format::DType t, kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled) {
+Status run(Group* g, Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t elem,
+           format::DType t, kernels::reduce::Op op, MPI_Comm comm, const Options& o,
+           bool* handled) {
   *handled = false;
-  if (count == 0) return MPI_SUCCESS;
-  Group* g = nullptr;
-  int rc = group_of(comm, o, &g);
-  if (rc != MPI_SUCCESS || !g->on) return MPI_SUCCESS;
+  if (count == 0 || !g->on) return Status::kOk;
+  int rc = MPI_SUCCESS;
   const int P = g->size, r = g->rank;
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const uint64_t block = count * elem;  // allgather: bytes per rank
@@ -280,16 +244,16 @@ int run(Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t 
                          !same(mine.out, g->last.out);
     int flags[2] = {local_ok ? 0 : 1, changed ? 1 : 0}, all[2] = {1, 1};
     rc = PMPI_Allreduce(flags, all, 2, MPI_INT, MPI_MAX, comm);
-    if (rc != MPI_SUCCESS) return rc;
+    if (rc != MPI_SUCCESS) return Status::mpi(rc);
     if (all[0]) {
       MPIZIP_LOG_ONCE(kInfo, "TMA collective passed to the MPI library: a rank could not stage its buffers");
-      return MPI_SUCCESS;
+      return Status::kOk;
     }
     if (!all[1]) break;
     g->have_last = false;
     std::vector<Shared> peers(P);
     rc = PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, peers.data(), sizeof mine, MPI_BYTE, comm);
-    if (rc != MPI_SUCCESS) return rc;
+    if (rc != MPI_SUCCESS) return Status::mpi(rc);
     g->maps.assign(2 * P, IpcMapping());
     int bad = 0;
     for (int q = 0; q < P && !bad; ++q) {
@@ -305,7 +269,7 @@ int run(Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t 
     }
     int any_bad = 1;
     rc = PMPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
-    if (rc != MPI_SUCCESS) return rc;
+    if (rc != MPI_SUCCESS) return Status::mpi(rc);
     if (!any_bad) {
       g->have_last = true;
       g->last_kind = kind;
@@ -315,7 +279,7 @@ int run(Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t 
     g->maps.clear();
     if (attempt > 0) {
       MPIZIP_LOG_ONCE(kWarn, "TMA collective passed to the MPI library: a peer's buffer cannot be mapped");
-      return MPI_SUCCESS;
+      return Status::kOk;
     }
     MPIZIP_LOG_ONCE(kInfo, "TMA collectives: a peer's buffer cannot be mapped; staging every buffer");
   }
@@ -365,52 +329,58 @@ int run(Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t 
     // The end barrier on the host, which also tells every rank whether every part succeeded.
     int mine_failed = failed ? 1 : 0, any_failed = 1;
     if ((rc = PMPI_Allreduce(&mine_failed, &any_failed, 1, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
-      return rc;
-    if (any_failed && !failed) {
-      MPIZIP_ERROR("TMA collective failed: a peer's part failed");
-      return MPI_ERR_OTHER;
-    }
+      return Status::mpi(rc);
+    if (any_failed && !failed) return Status::kPeerFailed;
   }
   if (failed) {
+    // The caller reports the status (one line); this says which rank's part it was.
     if (silent) {
-      MPIZIP_ERROR("TMA collective failed: this rank skipped its part (MPIZIP_TMA_FAULT=silent)");
-    } else if (!ok(s)) {
-      MPIZIP_ERROR("TMA collective failed on the GPU (%s)%s", status_string(s),
-                   o.fault == 1 ? " (MPIZIP_TMA_FAULT=fail)" : "");
-    } else if (barrier == k::kBarrierPeerFailed) {
-      MPIZIP_ERROR("TMA collective failed: a peer's part failed");
-    } else {
-      MPIZIP_ERROR("TMA collective failed: a peer did not reach the end barrier within "
-                   "MPIZIP_TMA_TIMEOUT_MS=%llu", static_cast<unsigned long long>(o.timeout_ms));
+      MPIZIP_INFO("TMA collective: this rank skipped its part (MPIZIP_FAULT=tma-silent)");
+      return Status::kInternal;
     }
-    return MPI_ERR_OTHER;
+    if (!ok(s)) {
+      MPIZIP_INFO("TMA collective: this rank's part failed on the GPU%s",
+                  o.fault == 1 ? " (MPIZIP_FAULT=tma-fail)" : "");
+      return s;
+    }
+    if (barrier == k::kBarrierPeerFailed) return Status::kPeerFailed;
+    MPIZIP_INFO("TMA collective: a peer did not reach the end barrier within "
+                "MPIZIP_TMA_TIMEOUT_MS=%llu", static_cast<unsigned long long>(o.timeout_ms));
+    return Status::kTimedOut;
   }
   if (stage_out) {
     s = k::copy_async(recvbuf, out_dev, out_bytes, stream);
     if (ok(s)) s = k::sync(stream);
-    if (!ok(s)) return MPI_ERR_OTHER;
+    MPIZIP_CHECK(s);
   }
-  return MPI_SUCCESS;
+  return Status::kOk;
 }
 
 uint32_t elem_of(format::DType t) { return static_cast<uint32_t>(format::elem_bytes(t)); }
 
 }  // namespace
 
-int allreduce(const void* sendbuf, void* recvbuf, uint64_t count, format::DType t,
-              kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled) {
-  return run(Kind::kAllreduce, sendbuf, recvbuf, count, elem_of(t), t, op, comm, o, handled);
+std::shared_ptr<Group> make_group(MPI_Comm comm, bool one_node, const Options& o) {
+  auto g = std::make_shared<Group>();
+  setup(comm, one_node, g.get(), o);
+  return g;
 }
 
-int reduce_scatter_block(const void* sendbuf, void* recvbuf, uint64_t recvcount, format::DType t,
-                         kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled) {
-  return run(Kind::kReduceScatterBlock, sendbuf, recvbuf, recvcount, elem_of(t), t, op, comm, o,
+Status allreduce(Group* g, const void* sendbuf, void* recvbuf, uint64_t count, format::DType t,
+                 kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled) {
+  return run(g, Kind::kAllreduce, sendbuf, recvbuf, count, elem_of(t), t, op, comm, o, handled);
+}
+
+Status reduce_scatter_block(Group* g, const void* sendbuf, void* recvbuf, uint64_t recvcount,
+                            format::DType t, kernels::reduce::Op op, MPI_Comm comm,
+                            const Options& o, bool* handled) {
+  return run(g, Kind::kReduceScatterBlock, sendbuf, recvbuf, recvcount, elem_of(t), t, op, comm, o,
              handled);
 }
 
-int allgather(const void* sendbuf, void* recvbuf, uint64_t bytes, MPI_Comm comm, const Options& o,
-              bool* handled) {
-  return run(Kind::kAllgather, sendbuf, recvbuf, bytes, 1, format::DType::kFp32,
+Status allgather(Group* g, const void* sendbuf, void* recvbuf, uint64_t bytes, MPI_Comm comm,
+                 const Options& o, bool* handled) {
+  return run(g, Kind::kAllgather, sendbuf, recvbuf, bytes, 1, format::DType::kFp32,
              kernels::reduce::Op::kSum, comm, o, handled);
 }
 

@@ -3,10 +3,10 @@
 // CUDA IPC mappings of the ranks' buffers, with the planner's tasks (coll/tma_plan.h) and a CTA
 // count from the tuning table (coll/tma_tuning.h).
 //
-// Group. A communicator's first call sets up its group, collectively: every rank must be on one node
-// (MPI_COMM_TYPE_SHARED spans the communicator), have a GPU and CUDA IPC; each allocates a signal
-// area (kernels::tma::kSignalBytes), exports it, and maps every peer's. The group is kept in an
-// attribute of the communicator (freed with it). If any rank cannot take part, the group is off for
+// Group. A communicator's first call sets up its group, collectively (make_group): every rank must be
+// on one node (the caller's node map says so), have a GPU and CUDA IPC; each allocates a signal area
+// (kernels::tma::kSignalBytes), exports it, and maps every peer's. The caller keeps the group for
+// the communicator (src/core/comm_context.h). If any rank cannot take part, the group is off for
 // good on every rank, with one log line, and the calls pass to the MPI library.
 //
 // A call. Each rank describes its input and output device buffers (transport/ipc.h); a host buffer,
@@ -22,8 +22,8 @@
 // Failures after the entry. A rank whose part fails (its launch, its kernel, its plan) tells its
 // peers through its fault word in their signal areas (kernels/tma_engine.h); their kernels stop
 // waiting for it, and a kernel that waits longer than Options::timeout_ms stops too and tells the
-// others. Every rank that did not pass the barrier returns an MPI error (MPI_ERR_OTHER, one log
-// line); a rank whose kernel passed it has its complete result (every peer finished its part). The
+// others. Every rank that did not pass the barrier returns an error (kPeerFailed or kTimedOut,
+// which src/core reports in one log line as MPI_ERR_OTHER); a rank whose kernel passed it has its complete result (every peer finished its part). The
 // group stays on: the sequence numbers stay in step, so the next call starts clean.
 //
 // The choice between this path and the MPI library is the caller's and depends only on arguments
@@ -34,10 +34,12 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 
 #include "coll/tma_plan.h"
 #include "kernels/format.h"
 #include "kernels/reduce.h"
+#include "src/platform/status.h"
 
 namespace mpizip::coll::tma {
 
@@ -53,19 +55,29 @@ struct Options {
   // them says no, the engine (whose kernels wait on each other's) is off for the communicator.
   int sharing = 0;
   uint64_t timeout_ms = 10000;  // longest wait at the end barrier (MPIZIP_TMA_TIMEOUT_MS)
-  // Test hook (MPIZIP_TMA_FAULT): 0 none; 1 this rank's part fails as a failed launch does (its
+  // Test hook (MPIZIP_FAULT=tma-fail, tma-silent): 0 none; 1 this rank's part fails as a failed launch does (its
   // peers are told); 2 this rank skips its kernel without telling its peers.
   int fault = 0;
 };
 
-// Same contracts as the MPI functions, for `count` elements of `t` (recvcount for
-// reduce_scatter_block; allgather: `bytes` per rank of any contiguous type). An MPI error code in
-// *rc when *handled is true.
-int allreduce(const void* sendbuf, void* recvbuf, uint64_t count, format::DType t,
-              kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled);
-int reduce_scatter_block(const void* sendbuf, void* recvbuf, uint64_t recvcount, format::DType t,
-                         kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled);
-int allgather(const void* sendbuf, void* recvbuf, uint64_t bytes, MPI_Comm comm, const Options& o,
-              bool* handled);
+// A communicator's group (signal areas, peers' mappings, staging memory); defined in tma_coll.cc.
+struct Group;
+
+// Collective over `comm`: its group, off where any rank cannot take part. `one_node`: every rank of
+// `comm` shares this machine.
+std::shared_ptr<Group> make_group(MPI_Comm comm, bool one_node, const Options& o);
+
+// Same contracts as the MPI functions, on `comm` with its group `g`, for `count` elements of `t` (recvcount for
+// reduce_scatter_block; allgather: `bytes` per rank of any contiguous type). The call's outcome
+// when *handled is true (kPeerFailed: a peer's part failed; kTimedOut: a peer did not reach the
+// end barrier within Options::timeout_ms); an error with *handled false only where the MPI
+// library failed the group's own agreement.
+Status allreduce(Group* g, const void* sendbuf, void* recvbuf, uint64_t count, format::DType t,
+                 kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled);
+Status reduce_scatter_block(Group* g, const void* sendbuf, void* recvbuf, uint64_t recvcount,
+                            format::DType t, kernels::reduce::Op op, MPI_Comm comm,
+                            const Options& o, bool* handled);
+Status allgather(Group* g, const void* sendbuf, void* recvbuf, uint64_t bytes, MPI_Comm comm,
+                 const Options& o, bool* handled);
 
 }  // namespace mpizip::coll::tma

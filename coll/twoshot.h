@@ -58,9 +58,9 @@ class TwoShot : public platform::Operation {
   TwoShot(const Channel& ch, const AllreduceArgs& a, uint64_t seq);
   ~TwoShot() override;
   // Prepares (prepare()) and posts the hellos: saying that this rank fails the collective when it
-  // could not prepare, so that every rank reports the error instead of waiting for it. Returns an
-  // MPI error code (only when the hellos cannot be posted).
-  int start();
+  // could not prepare, so that every rank reports the error instead of waiting for it. An error
+  // only when the hellos cannot be posted.
+  Status start();
   bool progress() override;
 
  private:
@@ -166,7 +166,7 @@ class TwoShot : public platform::Operation {
   // copies of its buffers with the CPU backend, which its peers cannot tell apart (one wire format,
   // and the CPU codec honours the hellos), and copies the result back when done.
   Status stage_to_host(Status why);
-  // A transport or device failure: ends the collective at once with MPI_ERR_OTHER.
+  // A transport or device failure: ends the collective at once with that status.
   void abort(Status s);
   // Completes the operation: the result copied back when staged, the status, the backend back to
   // the pool, the statistics.
@@ -189,7 +189,7 @@ class TwoShot : public platform::Operation {
   std::vector<Hello> hello_out_, hello_in_;  // per peer; hello_out_[me_]: this rank's arguments
   std::vector<std::unique_ptr<transport::Transfer>> hello_send_, hello_recv_;
   std::vector<uint64_t> hello_bytes_;
-  int hello_error_ = MPI_SUCCESS;
+  Status hello_error_;  // the ranks' arguments disagree
   bool failed_ = false;  // this rank could not prepare: its hellos say so
 
   SlotLayout layout_;
@@ -197,7 +197,7 @@ class TwoShot : public platform::Operation {
   std::vector<uint8_t> slot_busy_;
   uint64_t next_piece_ = 0;
   std::deque<Piece> active_;
-  int error_ = MPI_SUCCESS;  // first data error
+  Status error_;  // first data error
   Traffic traffic_;
   std::vector<uint8_t> host_in_, host_out_;  // host copies of device buffers (stage_to_host)
   void* device_output_ = nullptr;            // the output they stand for

@@ -130,7 +130,7 @@ Status TwoShot::rs_sends(Piece& p) {
       if (res[i].status != static_cast<int32_t>(Status::kOk) || res[i].size > cap_) {
         MPIZIP_WARN("MPI_Allreduce: compressing piece %llu for rank %d failed (%s)",
                     static_cast<unsigned long long>(p.j), q,
-                    status_string(static_cast<Status>(res[i].status)));
+                    status_string(Status::from_int(res[i].status)));
         MPIZIP_CHECK(post_empty(q, tag, &p.rs_send[q]));
       } else if (staged_) {
         MPIZIP_CHECK(backend_->copy(staging(p, layout_.peer[q].rs_stage),

@@ -43,6 +43,9 @@ struct SendPolicy {
   // Compressed host buffers larger than this travel in chunks of this many bytes (a multiple of
   // 64), so that compression, the wire and decoding overlap (p2p/chunked.h); 0: in one piece.
   uint64_t chunk_bytes = uint64_t{1} << 20;
+  // Test hook (MPIZIP_FAULT=send): a chunked or split send fails right after its match message is
+  // posted, as a failed compression would; the receiver is told (p2p/send.cc).
+  bool fault_after_match = false;
 };
 
 struct Channel {
@@ -54,7 +57,6 @@ struct Channel {
   std::atomic<uint32_t>* bulk_tags = nullptr;  // next transfer tag (per communicator)
   ProbedQueue* probed = nullptr;
   SendPolicy policy;
-  int err_corrupt = MPI_ERR_OTHER;  // error code for a corrupt compressed payload
 };
 
 // The application's side of one message of a protocol datatype.

@@ -42,6 +42,9 @@ class ChunkedSender {
   Status advance(bool* done);
   // Every chunk is compressed and posted: the application's buffer is no longer read.
   bool all_posted() const { return next_ == chunks_; }
+  // The send failed: every chunk not yet posted leaves empty, which the receiver reports as a
+  // corrupt payload (it never waits for a chunk that does not come).
+  void abandon();
   uint64_t wire_bytes() const { return wire_bytes_; }
   double codec_seconds() const { return codec_seconds_; }
 
@@ -76,6 +79,8 @@ class ChunkedDeviceSender {
   // Posts the chunks whose compression ended, tests those in flight. kOk with *done once every
   // chunk has left.
   Status advance(bool* done);
+  // As ChunkedSender::abandon(): the chunks not yet posted leave empty.
+  void abandon();
   // Every chunk is compressed and posted: the application's buffer is no longer read.
   bool all_posted() const { return posted_ == chunks_; }
   uint64_t wire_bytes() const { return wire_bytes_; }

@@ -87,7 +87,7 @@ Status GpuJob::raw_ready(bool* ready) {
 Status GpuJob::done(bool* finished) { return done_event_.query(finished); }
 
 Status GpuJob::result() const {
-  return static_cast<Status>(slot_ptr(context(), slot_)->status);
+  return Status::from_int(slot_ptr(context(), slot_)->status);
 }
 
 uint64_t GpuJob::size() const { return slot_ptr(context(), slot_)->size; }

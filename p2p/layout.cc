@@ -27,22 +27,20 @@ uint64_t items_per_run(const Layout& l) {
 // Runs `fn(host_base)` on the host form of l's buffer: the buffer itself, or a host copy of a
 // device buffer's span (loaded first; stored back after when `store`).
 template <typename Fn>
-int on_host(const Layout& l, bool store, Fn fn) {
+Status on_host(const Layout& l, bool store, Fn fn) {
   if (!l.device) return fn(static_cast<uint8_t*>(l.buf));
   HostCopy copy;
-  int rc = copy.prepare(l.buf, l.count, l.type);
-  if (rc != MPI_SUCCESS) return rc;
-  if (copy.load() != Status::kOk) return MPI_ERR_OTHER;
-  rc = fn(static_cast<uint8_t*>(copy.base()));
-  if (rc == MPI_SUCCESS && store && copy.store() != Status::kOk) rc = MPI_ERR_OTHER;
-  return rc;
+  MPIZIP_CHECK(copy.prepare(l.buf, l.count, l.type));
+  MPIZIP_CHECK(copy.load());
+  MPIZIP_CHECK(fn(static_cast<uint8_t*>(copy.base())));
+  return store ? copy.store() : Status::kOk;
 }
 
 enum class Direction { kPack, kUnpack };
 
 // Items [first, first + n) of l's buffer (host form at `base`) to or from `packed`, which holds
 // them back to back from item `first`.
-int move_items(Direction d, const Layout& l, uint8_t* base, uint8_t* packed, uint64_t first,
+Status move_items(Direction d, const Layout& l, uint8_t* base, uint8_t* packed, uint64_t first,
                uint64_t n) {
   const uint64_t item = l.elems * l.elem_bytes;
   const MPI_Aint extent = extent_of(l.type);
@@ -56,14 +54,14 @@ int move_items(Direction d, const Layout& l, uint8_t* base, uint8_t* packed, uin
     const int rc = d == Direction::kPack
                        ? PMPI_Pack(items, k, l.type, at, bytes, &position, l.comm)
                        : PMPI_Unpack(at, bytes, &position, items, k, l.type, l.comm);
-    if (rc != MPI_SUCCESS) return rc;
+    if (rc != MPI_SUCCESS) return Status::mpi(rc);
     if (position != bytes) {
-      MPIZIP_ERROR("MPI_%s of %d items moved %d bytes, not %d: not a homogeneous system",
-                   d == Direction::kPack ? "Pack" : "Unpack", k, position, bytes);
-      return MPI_ERR_INTERN;
+      MPIZIP_INFO("MPI_%s of %d items moved %d bytes, not %d: not a homogeneous system",
+                  d == Direction::kPack ? "Pack" : "Unpack", k, position, bytes);
+      return Status::kInternal;
     }
   }
-  return MPI_SUCCESS;
+  return Status::kOk;
 }
 
 class KeepPacked : public platform::Operation {
@@ -110,9 +108,9 @@ class UnpackAfter : public platform::Operation {
     status_ = inner_->status();
     done_ = true;
     if (!status_.cancelled && status_.bytes > 0 &&
-        (status_.error == MPI_SUCCESS || status_.error == MPI_ERR_TRUNCATE)) {
-      const int rc = unpack(layout_, scratch_.data(), status_.bytes);
-      if (rc != MPI_SUCCESS) status_.error = rc;
+        (ok(status_.error) || status_.error == Status::kTruncated)) {
+      const Status s = unpack(layout_, scratch_.data(), status_.bytes);
+      if (!ok(s)) status_.error = s;
     }
     scratch_.clear();
   }
@@ -124,29 +122,28 @@ class UnpackAfter : public platform::Operation {
 
 }  // namespace
 
-int pack(const Layout& l, platform::HostBuffer* out) {
+Status pack(const Layout& l, platform::HostBuffer* out) {
   const uint64_t bytes = l.total_elems() * l.elem_bytes;
-  if (out->resize(bytes) != Status::kOk) return MPI_ERR_NO_MEM;
-  if (bytes == 0) return MPI_SUCCESS;
+  MPIZIP_CHECK(out->resize(bytes));
+  if (bytes == 0) return Status::kOk;
   return on_host(l, false, [&](uint8_t* base) {
     return move_items(Direction::kPack, l, base, out->data(), 0, static_cast<uint64_t>(l.count));
   });
 }
 
-int unpack(const Layout& l, const uint8_t* packed, uint64_t bytes) {
+Status unpack(const Layout& l, const uint8_t* packed, uint64_t bytes) {
   const uint64_t item = l.elems * l.elem_bytes;
-  if (item == 0 || bytes == 0) return MPI_SUCCESS;
+  if (item == 0 || bytes == 0) return Status::kOk;
   const uint64_t whole = std::min<uint64_t>(bytes / item, static_cast<uint64_t>(l.count));
   const uint64_t rest = bytes / l.elem_bytes * l.elem_bytes - whole * item;
   return on_host(l, true, [&](uint8_t* base) {
-    int rc = move_items(Direction::kUnpack, l, base, const_cast<uint8_t*>(packed), 0, whole);
-    if (rc != MPI_SUCCESS || rest == 0 || whole >= static_cast<uint64_t>(l.count)) return rc;
+    Status s = move_items(Direction::kUnpack, l, base, const_cast<uint8_t*>(packed), 0, whole);
+    if (!ok(s) || rest == 0 || whole >= static_cast<uint64_t>(l.count)) return s;
     // A partly filled last item: its current elements, packed, with the received ones laid over
     // the first of them, unpacked again, so that its other elements keep their bytes.
     platform::HostBuffer last;
-    if (last.resize(item) != Status::kOk) return MPI_ERR_NO_MEM;
-    rc = move_items(Direction::kPack, l, base, last.data(), whole, 1);
-    if (rc != MPI_SUCCESS) return rc;
+    MPIZIP_CHECK(last.resize(item));
+    MPIZIP_CHECK(move_items(Direction::kPack, l, base, last.data(), whole, 1));
     std::memcpy(last.data(), packed + whole * item, rest);
     return move_items(Direction::kUnpack, l, base, last.data(), whole, 1);
   });

@@ -29,13 +29,12 @@ struct Layout {
   uint64_t total_elems() const { return static_cast<uint64_t>(count) * elems; }
 };
 
-// Packs every element of `l` into `out` (total_elems() x elem_bytes bytes). An MPI error code.
-int pack(const Layout& l, platform::HostBuffer* out);
+// Packs every element of `l` into `out` (total_elems() x elem_bytes bytes).
+Status pack(const Layout& l, platform::HostBuffer* out);
 
 // Unpacks the first `bytes` bytes of `packed` (whole elements, in signature order) into `l`'s
-// buffer, leaving every other byte of it as it was (a partly filled last item included). An MPI
-// error code.
-int unpack(const Layout& l, const uint8_t* packed, uint64_t bytes);
+// buffer, leaving every other byte of it as it was (a partly filled last item included).
+Status unpack(const Layout& l, const uint8_t* packed, uint64_t bytes);
 
 // A send of packed elements: keeps `packed` alive for as long as `inner` (which sends from it)
 // runs, in the background too.

@@ -8,21 +8,21 @@
 
 #include "p2p/channel.h"
 #include "p2p/probed_queue.h"
+#include "src/platform/status.h"
 
 namespace mpizip::p2p {
 
-// MPI_Probe (blocking) and MPI_Iprobe. `*found` is 1 when a message matched. Returns an MPI error
-// code.
-int probe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out);
+// MPI_Probe (blocking) and MPI_Iprobe. `*found` is 1 when a message matched.
+Status probe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out);
 
 // MPI_Mprobe and MPI_Improbe: like probe(), but the message leaves the queue for the caller.
-int mprobe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out,
+Status mprobe(const Channel& ch, int source, int tag, bool blocking, int* found, ProbeResult* out,
            std::unique_ptr<ProbedMessage>* message);
 
 // Delivers a probed plain message (sent with a non-protocol datatype) to a receive of a non-protocol
-// datatype. MPI_ERR_TYPE when the message is an MPIZip message, MPI_ERR_TRUNCATE when it does not
-// fit (the first bytes are delivered, as MPI does). `*delivered` is the bytes written.
-int receive_plain(const ProbedMessage& m, void* buf, int count, MPI_Datatype type, MPI_Comm comm,
+// datatype. kTypeMismatch when the message is an MPIZip message, kTruncated when it does not fit
+// (the first bytes are delivered, as MPI does). `*delivered` is the bytes written.
+Status receive_plain(const ProbedMessage& m, void* buf, int count, MPI_Datatype type, MPI_Comm comm,
                   uint64_t* delivered);
 
 }  // namespace mpizip::p2p

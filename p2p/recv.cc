@@ -39,9 +39,9 @@ RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, int source, int tag) : ch
   // every rank): a full header with an inline payload, or a bare message.
   match_capacity_ = kHeaderBytes + std::max(ch_.policy.eager_bytes, ch_.policy.bare_bytes);
   match_buf_.reset(new uint8_t[match_capacity_]);
-  post_error_ = PMPI_Irecv(match_buf_.get(), static_cast<int>(match_capacity_), MPI_BYTE, source,
-                           tag, ch_.comm, &match_req_);
-  if (post_error_ != MPI_SUCCESS) finish(post_error_);
+  post_error_ = Status::mpi(PMPI_Irecv(match_buf_.get(), static_cast<int>(match_capacity_),
+                                       MPI_BYTE, source, tag, ch_.comm, &match_req_));
+  if (!ok(post_error_)) finish(post_error_);
 }
 
 RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, std::unique_ptr<ProbedMessage> m)
@@ -68,7 +68,7 @@ bool RecvOp::advance() {
     int flag = 1;
     int rc = PMPI_Test(&match_req_, &flag, &st);
     if (rc != MPI_SUCCESS) {
-      finish(rc);
+      finish(Status::mpi(rc));
       return true;
     }
     if (!flag) return false;
@@ -82,9 +82,9 @@ bool RecvOp::advance() {
       bool finished = false;
       Status s = t->test(&finished);
       if (s != Status::kOk) {
-        MPIZIP_ERROR("payload from rank %d (tag %d) failed in transport: %s", status_.source,
-                     status_.tag, status_string(s));
-        finish(MPI_ERR_OTHER);
+        MPIZIP_INFO("payload from rank %d (tag %d) failed in transport: %s", status_.source,
+                    status_.tag, status_string(s));
+        finish(s);
         return true;
       }
       if (!finished) return false;
@@ -108,11 +108,11 @@ bool RecvOp::advance() {
     } else if (s == Status::kCorruptStream) {
       corrupt(s);
     } else if (s != Status::kOk) {
-      MPIZIP_ERROR("chunked payload from rank %d (tag %d) failed in transport: %s", status_.source,
-                   status_.tag, status_string(s));
-      finish(MPI_ERR_OTHER);
+      MPIZIP_INFO("chunked payload from rank %d (tag %d) failed in transport: %s", status_.source,
+                  status_.tag, status_string(s));
+      finish(s);
     } else {
-      finish(header_.app_bytes > capacity_of(b_) ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+      finish(truncation());
     }
     chunked_.reset();
   }
@@ -124,7 +124,7 @@ bool RecvOp::advance() {
     if (s == Status::kOk) s = job_.result();
     if (s == Status::kOk && job_.size() != header_.count) s = Status::kCorruptStream;
     if (s == Status::kOk || s == Status::kTruncated) {
-      finish(header_.app_bytes > capacity_of(b_) ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+      finish(truncation());
     } else {
       corrupt(s);
     }
@@ -147,7 +147,7 @@ bool RecvOp::cancel() {
     return false;
   }
   status_.cancelled = true;
-  finish(MPI_SUCCESS);
+  finish(Status::kOk);
   return true;
 }
 
@@ -166,10 +166,10 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
     return;
   }
   if (!protocol || !parse_header(msg, bytes, ch_.policy.bare_bytes, &header_, &payload_at)) {
-    MPIZIP_ERROR("receive of a protocol datatype matched a message of %llu bytes that is not an "
-                 "MPIZip message (from rank %d, tag %d): the sender used another datatype",
-                 static_cast<unsigned long long>(bytes), source, tag);
-    finish(MPI_ERR_TYPE);
+    MPIZIP_INFO("receive of a protocol datatype matched a message of %llu bytes that is not an "
+                "MPIZip message (from rank %d, tag %d): the sender used another datatype",
+                static_cast<unsigned long long>(bytes), source, tag);
+    finish(Status::kTypeMismatch);
     return;
   }
   // MPI_UINT16_T, MPIZIP_BF16 and MPIZIP_FP16 share one type signature (likewise the 8-bit
@@ -215,10 +215,10 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
       s = bulk_buf_.resize(header_.payload_bytes);
     }
     if (s != Status::kOk) {
-      MPIZIP_ERROR("no %s memory for a payload of %llu bytes from rank %d: %s",
-                   device ? "device" : "host", static_cast<unsigned long long>(header_.payload_bytes),
-                   source, status_string(s));
-      finish(MPI_ERR_NO_MEM);
+      MPIZIP_INFO("no %s memory for a payload of %llu bytes from rank %d: %s",
+                  device ? "device" : "host", static_cast<unsigned long long>(header_.payload_bytes),
+                  source, status_string(s));
+      finish(s);
       return;
     }
     dst = device ? device_buf_.data() : bulk_buf_.data();
@@ -237,9 +237,9 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
                              &transfers_[0]);
   }
   if (s != Status::kOk) {
-    MPIZIP_ERROR("transport %s cannot receive %llu bytes from rank %d: %s", ch_.transport->name(),
-                 static_cast<unsigned long long>(header_.payload_bytes), source, status_string(s));
-    finish(MPI_ERR_OTHER);
+    MPIZIP_INFO("transport %s cannot receive %llu bytes from rank %d: %s", ch_.transport->name(),
+                static_cast<unsigned long long>(header_.payload_bytes), source, status_string(s));
+    finish(s);
     return;
   }
   phase_ = Phase::kBulk;
@@ -248,35 +248,43 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
 }
 
 void RecvOp::type_mismatch() {
-  MPIZIP_ERROR("datatype mismatch: rank %d sent element type %d, this receive expects %d (tag %d)",
-               status_.source, static_cast<int>(header_.dtype), static_cast<int>(b_.dtype),
-               status_.tag);
-  finish(MPI_ERR_TYPE);
+  MPIZIP_INFO("datatype mismatch: rank %d sent element type %d, this receive expects %d (tag %d)",
+              status_.source, static_cast<int>(header_.dtype), static_cast<int>(b_.dtype),
+              status_.tag);
+  finish(Status::kTypeMismatch);
 }
 
 void RecvOp::corrupt(Status s) {
-  MPIZIP_ERROR("corrupt compressed payload from rank %d (tag %d): %s", status_.source, status_.tag,
-               status_string(s));
-  finish(ch_.err_corrupt);
+  MPIZIP_INFO("corrupt compressed payload from rank %d (tag %d): %s", status_.source, status_.tag,
+              status_string(s));
+  finish(Status::kCorruptStream);
 }
 
 // Every transfer of the payload has landed: deliver it.
 void RecvOp::landed() {
+  // A sender that failed after its match message sends its parts empty (p2p/send.cc): every part
+  // but a split stream's second (whose length the match message bounds) has its announced size.
   uint64_t stream_bytes = header_.payload_bytes;
+  bool whole = transfers_[0]->received_bytes() == header_.payload_bytes;
   if (header_.payload == Payload::kSplit) {
-    stream_bytes = format::coded_offset(header_.dtype, header_.count) +
-                   transfers_[1]->received_bytes();
+    const uint64_t part0 = format::coded_offset(header_.dtype, header_.count);
+    whole = transfers_[0]->received_bytes() == part0;
+    stream_bytes = part0 + transfers_[1]->received_bytes();
   }
   transfers_[0].reset();
   transfers_[1].reset();
+  if (!whole) {
+    corrupt(Status::kCorruptStream);
+    return;
+  }
   traffic_.wire_bytes = stream_bytes;
   if (in_place_) {
-    finish(MPI_SUCCESS);
+    finish(Status::kOk);
     return;
   }
   const uint64_t capacity = capacity_of(b_);
   const uint64_t n = header_.app_bytes < capacity ? header_.app_bytes : capacity;
-  const int error = header_.app_bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  const Status error = truncation();
   if (header_.payload == Payload::kBulk || host_fallback_) {  // host memory
     header_.payload_bytes = stream_bytes;
     deliver_host(bulk_buf_.data());
@@ -286,7 +294,7 @@ void RecvOp::landed() {
   if (header_.encoding == Encoding::kRaw) {
     Status s = b_.device ? platform::copy_device_to_device(b_.ptr, device_buf_.data(), n)
                          : platform::copy_to_host(b_.ptr, device_buf_.data(), n);
-    finish(s == Status::kOk ? error : MPI_ERR_OTHER);
+    finish(ok(s) ? error : s);
     return;
   }
   if (b_.device) {
@@ -301,9 +309,10 @@ void RecvOp::landed() {
                     status_string(s));
   }
   // A host buffer (or no GPU decoder): bring the stream to the host and decode it there.
-  if (bulk_buf_.resize(stream_bytes) != Status::kOk ||
-      platform::copy_to_host(bulk_buf_.data(), device_buf_.data(), stream_bytes) != Status::kOk) {
-    finish(MPI_ERR_OTHER);
+  Status s = bulk_buf_.resize(stream_bytes);
+  if (ok(s)) s = platform::copy_to_host(bulk_buf_.data(), device_buf_.data(), stream_bytes);
+  if (!ok(s)) {
+    finish(s);
     return;
   }
   device_buf_.clear();
@@ -315,7 +324,7 @@ void RecvOp::landed() {
 void RecvOp::deliver_host(const uint8_t* payload) {
   uint64_t capacity = capacity_of(b_);
   uint64_t n = header_.app_bytes < capacity ? header_.app_bytes : capacity;
-  int error = header_.app_bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  Status error = truncation();
   status_.bytes = n;
   if (n == 0) {
     finish(error);
@@ -330,8 +339,9 @@ void RecvOp::deliver_host(const uint8_t* payload) {
     bool direct = !b_.device && header_.app_bytes <= capacity;
     uint8_t* dst = static_cast<uint8_t*>(b_.ptr);
     if (!direct) {
-      if (decoded.resize(header_.app_bytes) != Status::kOk) {
-        finish(MPI_ERR_NO_MEM);
+      Status s = decoded.resize(header_.app_bytes);
+      if (!ok(s)) {
+        finish(s);
         return;
       }
       dst = decoded.data();
@@ -359,14 +369,18 @@ void RecvOp::deliver_host(const uint8_t* payload) {
     auto t0 = std::chrono::steady_clock::now();
     Status s = platform::copy_to_device(b_.ptr, plain, n);
     traffic_.staging_seconds += seconds_since(t0);
-    if (s != Status::kOk) error = MPI_ERR_OTHER;
+    if (!ok(s)) error = s;
   } else {
     std::memcpy(b_.ptr, plain, n);
   }
   finish(error);
 }
 
-void RecvOp::finish(int error) {
+Status RecvOp::truncation() const {
+  return header_.app_bytes > capacity_of(b_) ? Status::kTruncated : Status::kOk;
+}
+
+void RecvOp::finish(Status error) {
   status_.error = error;
   status_.message_bytes = header_.app_bytes;
   phase_ = Phase::kDone;

@@ -34,7 +34,7 @@ inline bool deliver_inline(const UserBuffer& b, const uint8_t* msg, uint64_t byt
     copy_payload(b.ptr, msg, n);
     st->bytes = n;
     st->message_bytes = bytes;
-    st->error = bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    st->error = bytes > capacity ? Status::kTruncated : Status::kOk;
     traffic->app_bytes = traffic->wire_bytes = bytes;
     traffic->compressed = false;
     return true;
@@ -50,7 +50,7 @@ inline bool deliver_inline(const UserBuffer& b, const uint8_t* msg, uint64_t byt
   copy_payload(b.ptr, msg + kCompactHeaderBytes, n);
   st->bytes = n;
   st->message_bytes = app_bytes;
-  st->error = app_bytes > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  st->error = app_bytes > capacity ? Status::kTruncated : Status::kOk;
   traffic->app_bytes = app_bytes;
   traffic->wire_bytes = app_bytes;
   traffic->compressed = false;
@@ -72,7 +72,7 @@ class RecvOp : public platform::Operation {
 
   bool progress() override;
   bool cancel() override;
-  int post_error() const { return post_error_; }
+  Status post_error() const { return post_error_; }
   const Traffic& traffic() const { return traffic_; }
   // Called once with the message's traffic when the receive completes (for statistics).
   void on_complete(std::function<void(const Traffic&)> fn) { on_complete_ = std::move(fn); }
@@ -85,12 +85,14 @@ class RecvOp : public platform::Operation {
   void deliver_host(const uint8_t* payload);
   void type_mismatch();
   void corrupt(Status s);
-  void finish(int error);
+  // The message's truncation status: kTruncated when it is larger than the receive buffer.
+  Status truncation() const;
+  void finish(Status error);
 
   Channel ch_;
   UserBuffer b_;
   Phase phase_ = Phase::kMatch;
-  int post_error_ = 0;
+  Status post_error_;
   MPI_Request match_req_ = MPI_REQUEST_NULL;
   std::unique_ptr<uint8_t[]> match_buf_;  // not zero-filled: MPI writes what it receives
   size_t match_capacity_ = 0;
@@ -101,7 +103,7 @@ class RecvOp : public platform::Operation {
   platform::DeviceBuffer device_buf_;  // a device payload that cannot land in the user's buffer
   bool in_place_ = false;            // raw payload received straight into the user's buffer
   bool mismatch_ = false;            // another element type than the receive's: drained, then
-                                     // MPI_ERR_TYPE
+                                     // Status::kTypeMismatch
   bool host_fallback_ = false;       // a device payload received into host memory (no device
                                      // memory left)
   std::unique_ptr<ChunkedReceiver> chunked_;  // Payload::kChunked

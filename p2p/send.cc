@@ -35,8 +35,19 @@ class SendOp : public platform::Operation {
     traffic_.app_bytes = app_bytes_;
   }
 
-  // Decides the path and posts what can leave now. An MPI error code.
-  int start() {
+  // Once the match message is posted the receiver expects the payload: a failure after that point
+  // is the operation's (abandon()), which still completes, and whose receiver is told. An
+  // operation whose start failed has posted nothing and may be dropped.
+  ~SendOp() override {
+    if (match_req_ == MPI_REQUEST_NULL) return;
+    // Not reached by the request engine, which drops operations only once complete.
+    MPIZIP_WARN("send to rank %d dropped before its match message completed; cancelling it", dest_);
+    PMPI_Cancel(&match_req_);
+    PMPI_Wait(&match_req_, MPI_STATUS_IGNORE);
+  }
+
+  // Decides the path and posts what can leave now. An error only when nothing was posted.
+  Status start() {
     const bool wants_compression =
         app_bytes_ > 0 &&
         app_bytes_ >= (b_.device ? ch_.policy.gpu_min_bytes : ch_.policy.min_bytes) &&
@@ -78,15 +89,20 @@ class SendOp : public platform::Operation {
     }
     Status s = make_payload(wants_compression && !gpu_failed && (!b_.device || !same_node));
     if (s != Status::kOk) {
-      MPIZIP_ERROR("cannot prepare a send of %llu elements: %s", static_cast<unsigned long long>(b_.count), status_string(s));
-      return s == Status::kOutOfMemory ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
+      MPIZIP_INFO("cannot prepare a send of %llu elements: %s",
+                  static_cast<unsigned long long>(b_.count), status_string(s));
+      return s;
     }
     return post_whole();
   }
 
   bool progress() override {
     if (done_) return true;
-    if (job_active_) {
+    if (failed_) return settle();
+    if (job_active_ && !ok(error_)) {  // abandoned: only the end of the encoding is awaited
+      bool finished = false;
+      if (!ok(job_.done(&finished)) || finished) job_active_ = false;
+    } else if (job_active_) {
       Status s = advance_job();
       if (s != Status::kOk) return fail(s);
     }
@@ -110,7 +126,7 @@ class SendOp : public platform::Operation {
     if (match_req_ != MPI_REQUEST_NULL) {
       int flag = 0;
       int rc = PMPI_Test(&match_req_, &flag, MPI_STATUS_IGNORE);
-      if (rc != MPI_SUCCESS) return fail_mpi(rc);
+      if (rc != MPI_SUCCESS) return fail(Status::mpi(rc));
     }
     bool all = !job_active_ && match_req_ == MPI_REQUEST_NULL &&
                ((!chunked_ && !chunked_device_) || chunks_done_);
@@ -127,12 +143,32 @@ class SendOp : public platform::Operation {
     return true;
   }
 
+  // Something was posted, but the payload cannot follow: the error is the operation's, and every
+  // part the match message promised leaves empty, so that the receiver reports a corrupt payload
+  // instead of waiting for it. The operation completes once what was posted has left.
+  void abandon(Status s) {
+    MPIZIP_INFO("send of %llu elements to rank %d failed after its match message: %s",
+                static_cast<unsigned long long>(b_.count), dest_, status_string(s));
+    error_ = s;
+    // A GPU job still encoding runs to its end (progress() waits for it without posting).
+    for (int i = 0; i < 2; ++i) {
+      if (!promised_[i] || transfers_[i]) continue;
+      static const uint8_t kNothing = 0;
+      if (!ok(ch_.transport->isend(&kNothing, 0, Memory::kHost, dest_, uint64_t{bulk_tag_} + i,
+                                   &transfers_[i]))) {
+        transfers_[i].reset();
+      }
+    }
+    if (chunked_) chunked_->abandon();
+    if (chunked_device_) chunked_device_->abandon();
+  }
+
   // The match message is MPIZip's own copy: only a synchronous send waits for it to be matched.
   bool detachable() const override {
     const bool owned = owned_ || (chunked_ && chunked_->all_posted()) ||
                        (chunked_device_ && chunked_device_->all_posted());
     return !done_ && owned && !job_active_ && (!synchronous_ || match_req_ == MPI_REQUEST_NULL) &&
-           error_ == MPI_SUCCESS;
+           ok(error_);
   }
 
  private:
@@ -224,7 +260,7 @@ class SendOp : public platform::Operation {
   }
 
   // Inline or one bulk transfer: the payload is ready.
-  int post_whole() {
+  Status post_whole() {
     own_raw_payload();
     traffic_.wire_bytes = payload_bytes_;
     traffic_.compressed = encoding_ == Encoding::kCompressed;
@@ -253,27 +289,27 @@ class SendOp : public platform::Operation {
     if (inline_payload && payload_bytes_ > 0) {
       uint8_t* dst = match_.data() + header_bytes;
       if (payload_where_ == Memory::kDevice) {
-        if (platform::copy_to_host(dst, payload_, payload_bytes_) != Status::kOk) {
-          return MPI_ERR_OTHER;
-        }
+        MPIZIP_CHECK(platform::copy_to_host(dst, payload_, payload_bytes_));
       } else {
         std::memcpy(dst, payload_, payload_bytes_);
       }
     }
-    int rc = post_match();
-    if (rc != MPI_SUCCESS || inline_payload) {
-      if (inline_payload) {
-        owned_ = true;  // the match message holds the payload
-        release();
-      }
-      return rc;
+    MPIZIP_CHECK(post_match());
+    if (inline_payload) {
+      owned_ = true;  // the match message holds the payload
+      release();
+      return Status::kOk;
     }
-    return post_transfer(0, payload_, payload_bytes_, payload_where_, bulk_tag_);
+    promised_[0] = true;
+    const Status s = ch_.transport->isend(payload_, payload_bytes_, payload_where_, dest_,
+                                          bulk_tag_, &transfers_[0]);
+    if (!ok(s)) abandon(s);
+    return Status::kOk;
   }
 
   // Chunked from device memory: every chunk's compression is queued (by the caller); the match
   // message now, each chunk as soon as its job ends.
-  int start_chunked_device(std::unique_ptr<ChunkedDeviceSender> sender) {
+  Status start_chunked_device(std::unique_ptr<ChunkedDeviceSender> sender) {
     const MatchHeader h = make_header(Payload::kChunkedDevice, Encoding::kCompressed, b_.dtype,
                                       bulk_tag_, static_cast<uint64_t>(b_.count),
                                       ch_.policy.chunk_bytes);
@@ -282,19 +318,16 @@ class SendOp : public platform::Operation {
     traffic_.compressed = true;
     codec_start_ = std::chrono::steady_clock::now();
     chunked_device_ = std::move(sender);
-    int rc = post_match();
-    if (rc != MPI_SUCCESS) return rc;
-    Status s = chunked_device_->advance(&chunks_done_);
-    if (s != Status::kOk) {
-      MPIZIP_ERROR("send of %llu elements to rank %d failed: %s", static_cast<unsigned long long>(b_.count), dest_, status_string(s));
-      return MPI_ERR_OTHER;
-    }
-    return MPI_SUCCESS;
+    MPIZIP_CHECK(post_match());
+    Status s = ch_.policy.fault_after_match ? Status::kInternal
+                                            : chunked_device_->advance(&chunks_done_);
+    if (!ok(s)) abandon(s);
+    return Status::kOk;
   }
 
   // Chunked (p2p/chunked.h): the match message now, then chunk after chunk, each compressed while
   // the ones before it are on the wire.
-  int start_chunked() {
+  Status start_chunked() {
     const uint64_t chunk = ch_.policy.chunk_bytes;
     const auto chunks = static_cast<uint32_t>(chunk_count(app_bytes_, chunk));
     bulk_tag_ = ch_.bulk_tags->fetch_add(chunks, std::memory_order_relaxed);
@@ -303,20 +336,16 @@ class SendOp : public platform::Operation {
     match_.resize(kHeaderBytes);
     std::memcpy(match_.data(), &h, kHeaderBytes);
     traffic_.compressed = true;
-    int rc = post_match();
-    if (rc != MPI_SUCCESS) return rc;
+    MPIZIP_CHECK(post_match());
     chunked_ = std::make_unique<ChunkedSender>(ch_, b_, dest_, bulk_tag_, chunk);
-    Status s = chunked_->start();
-    if (s == Status::kOk) s = chunked_->advance(&chunks_done_);
-    if (s != Status::kOk) {
-      MPIZIP_ERROR("send of %llu elements to rank %d failed: %s", static_cast<unsigned long long>(b_.count), dest_, status_string(s));
-      return MPI_ERR_OTHER;
-    }
-    return MPI_SUCCESS;
+    Status s = ch_.policy.fault_after_match ? Status::kInternal : chunked_->start();
+    if (ok(s)) s = chunked_->advance(&chunks_done_);
+    if (!ok(s)) abandon(s);
+    return Status::kOk;
   }
 
   // Split-send: the match message now, each part of the stream as soon as the GPU has it.
-  int start_split() {
+  Status start_split() {
     job_active_ = true;
     owned_ = true;  // the stream is MPIZip's; the application's buffer is free once it is encoded
     split_bytes_ = gpu_split_bytes(b_.dtype, static_cast<uint64_t>(b_.count));
@@ -328,10 +357,12 @@ class SendOp : public platform::Operation {
     std::memcpy(match_.data(), &h, kHeaderBytes);
     traffic_.compressed = true;
     codec_start_ = std::chrono::steady_clock::now();
-    int rc = post_match();
-    if (rc != MPI_SUCCESS) return rc;
-    Status s = advance_job();
-    return s == Status::kOk ? MPI_SUCCESS : MPI_ERR_OTHER;
+    Status s = post_match();
+    if (!ok(s)) return s;  // the job's destructor waits for its kernels
+    promised_[0] = promised_[1] = true;
+    s = ch_.policy.fault_after_match ? Status::kInternal : advance_job();
+    if (!ok(s)) abandon(s);
+    return Status::kOk;
   }
 
   // Posts the parts of the stream the GPU has finished.
@@ -353,10 +384,10 @@ class SendOp : public platform::Operation {
     if (s != Status::kOk || size < split_bytes_ || size > job_.stream().size()) {
       // The header promised a stream: send the raw part alone, which the receiver rejects as a
       // corrupt stream, and report the failure here.
-      MPIZIP_ERROR("GPU compression of %llu elements failed: %s", static_cast<unsigned long long>(b_.count),
-                   status_string(s == Status::kOk ? Status::kInternal : s));
+      error_ = ok(s) ? Status::kInternal : s;
+      MPIZIP_INFO("GPU compression of %llu elements failed: %s",
+                  static_cast<unsigned long long>(b_.count), status_string(error_));
       size = split_bytes_;
-      error_ = MPI_ERR_OTHER;
     }
     if (!transfers_[0]) MPIZIP_CHECK(post_part(0, job_.stream().data(), split_bytes_, bulk_tag_));
     MPIZIP_CHECK(post_part(1, job_.stream().data() + split_bytes_, size - split_bytes_,
@@ -366,35 +397,38 @@ class SendOp : public platform::Operation {
     return Status::kOk;
   }
 
-  int post_match() {
+  Status post_match() {
     // Every match message but a bare one is longer than bare_bytes (wire.h: match_size).
     if (!bare_) match_.resize(match_size(match_.size(), ch_.policy.bare_bytes), 0);
     const int n = static_cast<int>(match_.size());
-    return synchronous_ ? PMPI_Issend(match_.data(), n, MPI_BYTE, dest_, tag_, ch_.comm, &match_req_)
-                        : PMPI_Isend(match_.data(), n, MPI_BYTE, dest_, tag_, ch_.comm, &match_req_);
+    return Status::mpi(
+        synchronous_ ? PMPI_Issend(match_.data(), n, MPI_BYTE, dest_, tag_, ch_.comm, &match_req_)
+                     : PMPI_Isend(match_.data(), n, MPI_BYTE, dest_, tag_, ch_.comm, &match_req_));
   }
 
   Status post_part(int i, const void* p, uint64_t bytes, uint64_t tag) {
     return ch_.transport->isend(p, bytes, Memory::kDevice, dest_, tag, &transfers_[i]);
   }
 
-  int post_transfer(int i, const void* p, uint64_t bytes, Memory where, uint64_t tag) {
-    Status s = ch_.transport->isend(p, bytes, where, dest_, tag, &transfers_[i]);
-    if (s == Status::kOk) return MPI_SUCCESS;
-    MPIZIP_ERROR("transport %s cannot send %llu bytes to rank %d: %s", ch_.transport->name(),
-                 static_cast<unsigned long long>(bytes), dest_, status_string(s));
-    return MPI_ERR_OTHER;
-  }
-
+  // A part failed to leave: the operation ends with the error once its match message is done
+  // (its memory is MPI's until then).
   bool fail(Status s) {
-    MPIZIP_ERROR("send of %llu elements to rank %d failed: %s", static_cast<unsigned long long>(b_.count), dest_, status_string(s));
-    return fail_mpi(MPI_ERR_OTHER);
+    MPIZIP_INFO("send of %llu elements to rank %d failed: %s",
+                static_cast<unsigned long long>(b_.count), dest_, status_string(s));
+    error_ = s;
+    failed_ = true;
+    return settle();
   }
 
-  bool fail_mpi(int rc) {
-    error_ = rc;
+  bool settle() {
+    if (match_req_ != MPI_REQUEST_NULL) {
+      int flag = 0;
+      if (PMPI_Test(&match_req_, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) return false;
+      match_req_ = MPI_REQUEST_NULL;
+    }
+    transfers_[0].reset();
+    transfers_[1].reset();
     done_ = true;
-    status_.error = error_;
     release();
     return true;
   }
@@ -436,8 +470,10 @@ class SendOp : public platform::Operation {
   bool bare_ = false;  // the match message is the application's bytes alone (wire.h)
   MPI_Request match_req_ = MPI_REQUEST_NULL;
   std::unique_ptr<transport::Transfer> transfers_[2];
-  int error_ = MPI_SUCCESS;
+  bool promised_[2] = {false, false};  // the match message announced this transfer
+  Status error_;
   bool done_ = false;
+  bool failed_ = false;  // a part failed: only the match message is awaited (settle())
   bool owned_ = false;  // every byte that still travels is in MPIZip's memory (or the match message)
   std::unique_ptr<ChunkedSender> chunked_;               // Payload::kChunked
   std::unique_ptr<ChunkedDeviceSender> chunked_device_;  // Payload::kChunkedDevice
@@ -446,14 +482,13 @@ class SendOp : public platform::Operation {
 
 }  // namespace
 
-int start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, SendMode mode,
-               std::unique_ptr<platform::Operation>* op,
-               std::function<void(const Traffic&)> on_done) {
+Status start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, SendMode mode,
+                  std::unique_ptr<platform::Operation>* op,
+                  std::function<void(const Traffic&)> on_done) {
   auto send = std::make_unique<SendOp>(ch, b, dest, tag, mode, std::move(on_done));
-  int rc = send->start();
-  if (rc != MPI_SUCCESS) return rc;
+  MPIZIP_CHECK(send->start());
   *op = std::move(send);
-  return MPI_SUCCESS;
+  return Status::kOk;
 }
 
 }  // namespace mpizip::p2p

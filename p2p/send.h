@@ -27,8 +27,10 @@ enum class SendMode {
   kBuffered,     // every byte is copied into MPIZip's memory first: complete without the receiver
 };
 
-int start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, SendMode mode,
-               std::unique_ptr<platform::Operation>* op,
-               std::function<void(const Traffic&)> on_done);
+// An error when nothing was posted (no operation then); a failure after the match message has
+// left is the operation's: it completes with the error, and the receiver is told.
+Status start_send(const Channel& ch, const UserBuffer& b, int dest, int tag, SendMode mode,
+                  std::unique_ptr<platform::Operation>* op,
+                  std::function<void(const Traffic&)> on_done);
 
 }  // namespace mpizip::p2p

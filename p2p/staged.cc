@@ -6,15 +6,15 @@
 
 namespace mpizip::p2p {
 
-int HostCopy::prepare(void* device, int count, MPI_Datatype type) {
+Status HostCopy::prepare(void* device, int count, MPI_Datatype type) {
   MPI_Aint lb, extent, true_lb, true_extent;
   int rc = PMPI_Type_get_extent(type, &lb, &extent);
   if (rc == MPI_SUCCESS) rc = PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-  if (rc != MPI_SUCCESS) return rc;
+  if (rc != MPI_SUCCESS) return Status::mpi(rc);
   device_ = device;
   lb_ = true_lb;
   bytes_ = count > 0 ? static_cast<uint64_t>((count - 1) * extent + true_extent) : 0;
-  return host_.resize(bytes_) == Status::kOk ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+  return host_.resize(bytes_);
 }
 
 Status HostCopy::load() const {
@@ -37,7 +37,7 @@ class StagedOp : public platform::Operation {
     int flag = 0;
     MPI_Status st;
     int rc = PMPI_Test(&req_, &flag, receive_ ? &st : MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) return finish(rc);
+    if (rc != MPI_SUCCESS) return finish(Status::mpi(rc));
     if (!flag) return false;
     if (receive_) {
       status_.source = st.MPI_SOURCE;
@@ -48,12 +48,13 @@ class StagedOp : public platform::Operation {
       MPI_Count bytes = 0;
       PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
       status_.bytes = static_cast<uint64_t>(bytes);
-      if (!cancelled && copy_.store() != Status::kOk) {
-        return finish(MPI_ERR_OTHER);
+      if (!cancelled) {
+        const Status s = copy_.store();
+        if (!ok(s)) return finish(s);
       }
-      return finish(st.MPI_ERROR == MPI_ERR_TRUNCATE ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+      return finish(Status::mpi(st.MPI_ERROR == MPI_ERR_TRUNCATE ? MPI_ERR_TRUNCATE : MPI_SUCCESS));
     }
-    return finish(MPI_SUCCESS);
+    return finish(Status::kOk);
   }
   bool cancel() override {
     if (done_ || !receive_) return false;
@@ -62,7 +63,7 @@ class StagedOp : public platform::Operation {
   }
 
  private:
-  bool finish(int error) {
+  bool finish(Status error) {
     status_.error = error;
     done_ = true;
     copy_.release();
@@ -76,28 +77,26 @@ class StagedOp : public platform::Operation {
 
 }  // namespace
 
-int start_staged_send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                      MPI_Comm comm, bool synchronous, std::unique_ptr<platform::Operation>* op) {
+Status start_staged_send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm, bool synchronous, std::unique_ptr<platform::Operation>* op) {
   auto staged = std::make_unique<StagedOp>(false);
-  int rc = staged->copy().prepare(const_cast<void*>(buf), count, type);
-  if (rc != MPI_SUCCESS) return rc;
-  if (staged->copy().load() != Status::kOk) return MPI_ERR_OTHER;
+  MPIZIP_CHECK(staged->copy().prepare(const_cast<void*>(buf), count, type));
+  MPIZIP_CHECK(staged->copy().load());
   void* base = staged->copy().base();
-  rc = synchronous ? PMPI_Issend(base, count, type, dest, tag, comm, staged->request())
+  const int rc = synchronous ? PMPI_Issend(base, count, type, dest, tag, comm, staged->request())
                    : PMPI_Isend(base, count, type, dest, tag, comm, staged->request());
   if (rc == MPI_SUCCESS) *op = std::move(staged);
-  return rc;
+  return Status::mpi(rc);
 }
 
-int start_staged_recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                      std::unique_ptr<platform::Operation>* op) {
+Status start_staged_recv(void* buf, int count, MPI_Datatype type, int source, int tag,
+                         MPI_Comm comm, std::unique_ptr<platform::Operation>* op) {
   auto staged = std::make_unique<StagedOp>(true);
-  int rc = staged->copy().prepare(buf, count, type);
-  if (rc != MPI_SUCCESS) return rc;
-  if (staged->copy().load() != Status::kOk) return MPI_ERR_OTHER;
-  rc = PMPI_Irecv(staged->copy().base(), count, type, source, tag, comm, staged->request());
+  MPIZIP_CHECK(staged->copy().prepare(buf, count, type));
+  MPIZIP_CHECK(staged->copy().load());
+  const int rc = PMPI_Irecv(staged->copy().base(), count, type, source, tag, comm, staged->request());
   if (rc == MPI_SUCCESS) *op = std::move(staged);
-  return rc;
+  return Status::mpi(rc);
 }
 
 }  // namespace mpizip::p2p

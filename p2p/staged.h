@@ -21,9 +21,8 @@ namespace mpizip::p2p {
 // stage with src/core/coll_staging.h, which also covers the v- and w-variants' displacements.)
 class HostCopy {
  public:
-  // Sizes the copy for (count, type) at `device`. An MPI error code (MPI_ERR_NO_MEM when host
-  // memory ran out).
-  int prepare(void* device, int count, MPI_Datatype type);
+  // Sizes the copy for (count, type) at `device` (kOutOfMemory when host memory ran out).
+  Status prepare(void* device, int count, MPI_Datatype type);
   // Device -> host (a receive loads first too, so that the gaps of a non-contiguous datatype keep
   // the device's contents when the span is stored back); host -> device.
   Status load() const;
@@ -39,11 +38,11 @@ class HostCopy {
   platform::HostBuffer host_;  // pooled, pinned where possible
 };
 
-// Posts a staged send (MPI_Isend or MPI_Issend of a host copy). Returns an MPI error code.
-int start_staged_send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+// Posts a staged send (MPI_Isend or MPI_Issend of a host copy).
+Status start_staged_send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                       MPI_Comm comm, bool synchronous, std::unique_ptr<platform::Operation>* op);
 // Posts a staged receive; the data reaches the device buffer when the operation completes.
-int start_staged_recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+Status start_staged_recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                       std::unique_ptr<platform::Operation>* op);
 
 }  // namespace mpizip::p2p

@@ -4,8 +4,9 @@
 # MPI integration: programs built here, driven by shell scripts that launch them.
 check_PROGRAMS += tests/mpi/smoke tests/mpi/threads tests/mpi/p2p_semantics tests/mpi/p2p_soak \
 	tests/mpi/collectives tests/mpi/p2p_progress tests/mpi/dtype_pairs \
-	tests/mpi/statuses tests/mpi/mt_probe tests/mpi/agreement
+	tests/mpi/statuses tests/mpi/mt_probe tests/mpi/agreement tests/mpi/faults
 tests_mpi_agreement_SOURCES = tests/mpi/agreement.c
+tests_mpi_faults_SOURCES = tests/mpi/faults.c
 tests_mpi_agreement_LDADD = -ldl
 tests_mpi_collectives_SOURCES = tests/mpi/collectives.cc tests/mpi/coll_cases.h
 tests_mpi_smoke_SOURCES = tests/mpi/smoke.c
@@ -28,8 +29,9 @@ tests_mpi_libcuda_aware_standin_la_LIBADD = -ldl
 TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
 	tests/mpi/no_init.sh tests/mpi/mpizip_run.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh \
 	tests/readme_settings.sh tests/mpi/collectives.sh tests/mpi/p2p_progress.sh tests/mpi/dtype_pairs.sh \
-	tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/cuda_aware.sh tests/mpi/agreement.sh
-EXTRA_DIST += tests/mpi/agreement.sh tests/mpi/rank_env.sh
+	tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/cuda_aware.sh tests/mpi/agreement.sh \
+	tests/mpi/faults.sh
+EXTRA_DIST += tests/mpi/agreement.sh tests/mpi/rank_env.sh tests/mpi/faults.sh
 EXTRA_DIST += tests/mpi/cuda_aware.sh tests/tsan/run.sh tests/tsan/suppressions.txt tests/mpi/dtype_pairs.sh tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
 	tests/mpi/settings.sh tests/mpi/no_init.sh tests/mpi/collectives.sh
 

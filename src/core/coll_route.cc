@@ -89,12 +89,11 @@ coll::Policy policy() {
   p.fuse = st.allreduce_fuse;
   p.memory_bytes = st.device_pool_bytes;
   p.checksum = st.checksum;
-  p.err_corrupt = corrupt_payload_error();
   return p;
 }
 
 // Starts the two-shot, in the memory of the output buffer (coll::AllreduceArgs).
-int start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count, MPI_Comm comm,
+Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count, MPI_Comm comm,
                   std::unique_ptr<platform::Operation>* op) {
   // route() found the collectives' part of the context; the operation holds a reference.
   const std::shared_ptr<CommContext>& c = r.context;
@@ -144,11 +143,22 @@ std::optional<coll::tma::Options> tma_options(MPI_Comm comm) {
   o.chunk_bytes = static_cast<uint32_t>(st.tma_chunk_bytes);
   o.stages = static_cast<int>(st.tma_stages);
   o.timeout_ms = static_cast<uint64_t>(st.tma_timeout_ms);
-  o.fault = static_cast<int>(st.tma_fault);
+  o.fault = st.fault == kFaultTmaFail ? 1 : st.fault == kFaultTmaSilent ? 2 : 0;
   o.sm_path = st.tma == kTmaSm;
   o.host_sync = st.tma_sync == 1;
   o.sharing = static_cast<int>(st.gpu_sharing);
   return o;
+}
+
+// The intra-node collectives' group of `comm`, set up by the first call that takes them (collective:
+// every rank takes this path together, its choice made from what every rank shares); null where
+// MPIZip holds no context for `comm` (the same on every rank: comm_context_create agrees).
+coll::tma::Group* tma_group(MPI_Comm comm, const coll::tma::Options& o) {
+  CommState* s = comm_state_find(comm);
+  if (s == nullptr || !s->context) return nullptr;
+  CommContext& c = *s->context;
+  if (!c.tma_group) c.tma_group = coll::tma::make_group(comm, c.nodes.one_node(), o);
+  return c.tma_group.get();
 }
 
 std::optional<format::DType> tma_dtype(MPI_Datatype type) {
@@ -205,10 +215,12 @@ int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcoun
       tma_large_enough(uint64_t{format::elem_bytes(*t)} * static_cast<uint64_t>(recvcount) *
                            static_cast<uint64_t>(comm_size(comm)),
                        t)) {
-    bool handled = false;
-    int rc = coll::tma::reduce_scatter_block(sendbuf, recvbuf, static_cast<uint64_t>(recvcount), *t,
-                                             *rop, comm, *o, &handled);
-    if (handled || rc != MPI_SUCCESS) return raise(comm, rc);
+    if (coll::tma::Group* g = tma_group(comm, *o)) {
+      bool handled = false;
+      const Status s = coll::tma::reduce_scatter_block(
+          g, sendbuf, recvbuf, static_cast<uint64_t>(recvcount), *t, *rop, comm, *o, &handled);
+      if (handled || !ok(s)) return raise(comm, s, "MPI_Reduce_scatter_block (intra-node)");
+    }
   }
   bool handled = false;
   int rc = narrow_reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, &handled);
@@ -224,9 +236,11 @@ int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
       sendbuf == MPI_IN_PLACE || contiguous_bytes(sendcount, sendtype) == bytes;
   if (o && bytes > 0 && send_ok && comm != MPI_COMM_NULL &&
       tma_large_enough(bytes * static_cast<uint64_t>(comm_size(comm)), std::nullopt)) {
-    bool handled = false;
-    int rc = coll::tma::allgather(sendbuf, recvbuf, bytes, comm, *o, &handled);
-    if (handled || rc != MPI_SUCCESS) return raise(comm, rc);
+    if (coll::tma::Group* g = tma_group(comm, *o)) {
+      bool handled = false;
+      const Status s = coll::tma::allgather(g, sendbuf, recvbuf, bytes, comm, *o, &handled);
+      if (handled || !ok(s)) return raise(comm, s, "MPI_Allgather (intra-node)");
+    }
   }
   return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
@@ -237,21 +251,23 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   if (auto o = tma_options(comm); o && settings().allreduce == kAllreduceAuto && count > 0) {
     auto t = tma_dtype(type);
     auto rop = reduce_op(op);
+    coll::tma::Group* g = nullptr;
     if (t && rop && comm != MPI_COMM_NULL &&
-        tma_large_enough(uint64_t{format::elem_bytes(*t)} * static_cast<uint64_t>(count), t)) {
+        tma_large_enough(uint64_t{format::elem_bytes(*t)} * static_cast<uint64_t>(count), t) &&
+        (g = tma_group(comm, *o)) != nullptr) {
       bool handled = false;
-      int rc = coll::tma::allreduce(sendbuf, recvbuf, static_cast<uint64_t>(count), *t, *rop, comm,
-                                    *o, &handled);
-      if (handled || rc != MPI_SUCCESS) return raise(comm, rc);
+      const Status s = coll::tma::allreduce(g, sendbuf, recvbuf, static_cast<uint64_t>(count), *t,
+                                            *rop, comm, *o, &handled);
+      if (handled || !ok(s)) return raise(comm, s, "MPI_Allreduce (intra-node)");
     }
   }
   auto r = route(count, type, op, comm);
   // The MPI library's allreduce, device buffers staged through host memory.
   if (!r) return staged_allreduce(sendbuf, recvbuf, count, type, op, comm);
   std::unique_ptr<platform::Operation> o;
-  int rc = start_twoshot(*r, sendbuf, recvbuf, count, comm, &o);
-  if (rc == MPI_SUCCESS) rc = drive(*o);
-  return raise(comm, rc);
+  Status s = start_twoshot(*r, sendbuf, recvbuf, count, comm, &o);
+  if (ok(s)) s = drive(*o);
+  return raise(comm, s, "MPI_Allreduce");
 }
 
 static int narrow_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
@@ -295,7 +311,7 @@ int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
   auto r = route(count, type, op, comm);
   if (!r) return staged_iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
   std::unique_ptr<platform::Operation> o;
-  int rc = start_twoshot(*r, sendbuf, recvbuf, count, comm, &o);
+  int rc = report(start_twoshot(*r, sendbuf, recvbuf, count, comm, &o), "MPI_Iallreduce");
   if (rc == MPI_SUCCESS) rc = request_start(std::move(o), comm, request);
   return raise(comm, rc);
 }

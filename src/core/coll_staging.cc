@@ -81,7 +81,7 @@ bool Staging::progress() {
   if (rc == MPI_SUCCESS && !flag) return false;
   if (rc == MPI_SUCCESS) rc = store();
   request_ = MPI_REQUEST_NULL;
-  status_.error = rc;
+  status_.error = Status::mpi(rc);
   done_ = true;
   return true;
 }

@@ -5,7 +5,8 @@
 namespace mpizip::core {
 
 CommContext::~CommContext() {
-  // The transports first: they may still use their communicators while closing.
+  // The transports and the group first: they may still use their communicators while closing.
+  tma_group.reset();
   coll_transport.reset();
   p2p_transport.reset();
   if (coll_comm != MPI_COMM_NULL) PMPI_Comm_free(&coll_comm);
@@ -17,7 +18,9 @@ Status comm_context_create(MPI_Comm comm, const transport::Options& options, boo
   auto c = std::make_shared<CommContext>();
   if (PMPI_Comm_dup(comm, &c->p2p_comm) != MPI_SUCCESS) return Status::kMpiError;
   PMPI_Comm_set_name(c->p2p_comm, "MPIZip shadow");
-  Status s = transport::create(c->p2p_comm, options, &c->p2p_transport);
+  PMPI_Comm_set_errhandler(c->p2p_comm, MPI_ERRORS_RETURN);
+  Status s = transport::find_node_map(c->p2p_comm, &c->nodes);
+  if (ok(s)) s = transport::create(c->p2p_comm, options, c->nodes, &c->p2p_transport);
   if (!ok(s)) {
     MPIZIP_WARN("no transport for a communicator (%s); its messages pass through",
                 status_string(s));
@@ -26,7 +29,7 @@ Status comm_context_create(MPI_Comm comm, const transport::Options& options, boo
   if (collectives) {
     if (PMPI_Comm_dup(comm, &c->coll_comm) != MPI_SUCCESS) return Status::kMpiError;
     PMPI_Comm_set_name(c->coll_comm, "MPIZip collectives");
-    s = transport::create(c->coll_comm, options, &c->coll_transport);
+    s = transport::create(c->coll_comm, options, c->nodes, &c->coll_transport);
     if (!ok(s)) {
       MPIZIP_WARN("cannot create the collectives' transport (%s); they go to the MPI library",
                   status_string(s));

@@ -1,9 +1,12 @@
 // The per-communicator context: what MPIZip owns for one communicator on which its protocol runs.
 //
+// Where the communicator's ranks live (its node map) is found once, when the context is created.
 // Point-to-point bulk payloads and the two-shot collectives each travel on a private duplicate of
-// the application's communicator, through a transport of their own (src/transport); the
-// collectives also keep their pools and streams (coll/resources.h). All of it lives here, created
-// collectively when the communicator is (protocol_attach) and held by shared ownership: the
+// the application's communicator, through a transport of their own (src/transport), both built
+// from that map; the collectives also keep their pools and streams (coll/resources.h), and the
+// intra-node collectives their group (coll/tma_coll.h: signal areas, mappings, staging memory),
+// set up by their first call. All of it lives here, created collectively when the communicator is
+// (protocol_attach) and held by shared ownership: the
 // communicator's state (comm_state.h) holds one reference until the application frees the
 // communicator, and every operation started on it holds another through its channel
 // (p2p::Channel::owner, coll::Channel::owner). A communicator freed with operations pending keeps
@@ -19,6 +22,7 @@
 #include <memory>
 
 #include "coll/resources.h"
+#include "coll/tma_coll.h"
 #include "src/platform/status.h"
 #include "src/transport/transport.h"
 
@@ -29,6 +33,8 @@ struct CommContext {
   CommContext(const CommContext&) = delete;
   CommContext& operator=(const CommContext&) = delete;
   ~CommContext();
+
+  transport::NodeMap nodes;  // found once, on p2p_comm (the same ranks as the communicator)
 
   // Point-to-point: bulk payloads.
   MPI_Comm p2p_comm = MPI_COMM_NULL;
@@ -41,6 +47,10 @@ struct CommContext {
   coll::Resources coll_resources;
   uint64_t coll_seq = 0;  // collectives started, on every rank alike (MPI orders a communicator's
                           // collectives)
+
+  // The intra-node collectives' group, set up by their first call on the communicator (collective,
+  // as that call is); null until then.
+  std::shared_ptr<coll::tma::Group> tma_group;
 };
 
 // Collective over `comm`: its context, with the collectives' part when `collectives`. Every rank

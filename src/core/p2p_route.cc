@@ -175,7 +175,7 @@ class PlainRecvOp : public platform::Operation {
     int cancelled = 0;
     PMPI_Test_cancelled(&st, &cancelled);
     status_.cancelled = cancelled != 0;
-    status_.error = rc;
+    status_.error = Status::mpi(rc);
     return true;
   }
   bool cancel() override {
@@ -331,8 +331,9 @@ int send_small(const Small& m, const void* buf, int dest, int tag, MPI_Comm comm
 int bsend_staged(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                  MPI_Request* request) {
   p2p::HostCopy copy;
-  int rc = copy.prepare(const_cast<void*>(buf), count, type);
-  if (rc == MPI_SUCCESS) rc = mpi_error(copy.load());
+  Status s = copy.prepare(const_cast<void*>(buf), count, type);
+  if (ok(s)) s = copy.load();
+  int rc = report(s, "buffered send of a device buffer");
   if (rc == MPI_SUCCESS) {
     rc = request != nullptr ? PMPI_Ibsend(copy.base(), count, type, dest, tag, comm, request)
                             : PMPI_Bsend(copy.base(), count, type, dest, tag, comm);
@@ -351,8 +352,9 @@ int send_mpi(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
       return bsend_staged(buf, count, type, dest, tag, comm, nullptr);
     }
     std::unique_ptr<platform::Operation> op;
-    int rc = p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op);
-    return raise(comm, rc == MPI_SUCCESS ? drive(*op) : rc);
+    Status s = p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op);
+    if (ok(s)) s = drive(*op);
+    return raise(comm, s, "send of a device buffer");
   }
   if (mode == p2p::SendMode::kBuffered) return PMPI_Bsend(buf, count, type, dest, tag, comm);
   return synchronous ? PMPI_Ssend(buf, count, type, dest, tag, comm)
@@ -367,7 +369,8 @@ int isend_mpi(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
       return bsend_staged(buf, count, type, dest, tag, comm, request);
     }
     std::unique_ptr<platform::Operation> op;
-    int rc = p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op);
+    int rc = report(p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, &op),
+                    "send of a device buffer");
     if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
     return raise(comm, rc);
   }
@@ -382,12 +385,10 @@ int recv_mpi(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
              MPI_Status* status) {
   if (staged(buf, count, source)) [[unlikely]] {
     std::unique_ptr<platform::Operation> op;
-    int rc = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
-    if (rc == MPI_SUCCESS) {
-      drive(*op);
-      rc = fill_status(op->status(), status);
-    }
-    return raise(comm, rc);
+    const Status s = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
+    if (!ok(s)) return raise(comm, s, "receive into a device buffer");
+    drive(*op);
+    return raise(comm, fill_status(op->status(), status));
   }
   return PMPI_Recv(buf, count, type, source, tag, comm, status);
 }
@@ -396,7 +397,8 @@ int irecv_mpi(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
               MPI_Request* request) {
   if (staged(buf, count, source)) [[unlikely]] {
     std::unique_ptr<platform::Operation> op;
-    int rc = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
+    int rc = report(p2p::start_staged_recv(buf, count, type, source, tag, comm, &op),
+                    "receive into a device buffer");
     if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
     return raise(comm, rc);
   }
@@ -430,27 +432,27 @@ int irecv_bare(void* buf, int count, MPI_Datatype type, int source, int tag, MPI
 
 // Starts the protocol's send of a routed buffer: packed first when its elements are not back to
 // back (the packed copy lives as long as the send).
-int start_routed_send(const Route& r, int dest, int tag, p2p::SendMode mode,
-                      std::unique_ptr<platform::Operation>* op) {
+Status start_routed_send(const Route& r, int dest, int tag, p2p::SendMode mode,
+                         std::unique_ptr<platform::Operation>* op) {
   if (!r.packed) {
     return p2p::start_send(r.channel(), r.buffer, dest, tag, mode, op, sent_counter(r));
   }
   platform::HostBuffer packed;
-  int rc = p2p::pack(r.layout, &packed);
-  if (rc != MPI_SUCCESS) return rc;
+  MPIZIP_CHECK(p2p::pack(r.layout, &packed));
   p2p::UserBuffer b = r.buffer;
   b.ptr = packed.data();
   b.device = false;
   std::unique_ptr<platform::Operation> inner;
-  rc = p2p::start_send(r.channel(), b, dest, tag, mode, &inner, sent_counter(r));
-  if (rc == MPI_SUCCESS) *op = p2p::keep_packed(std::move(inner), std::move(packed));
-  return rc;
+  MPIZIP_CHECK(p2p::start_send(r.channel(), b, dest, tag, mode, &inner, sent_counter(r)));
+  *op = p2p::keep_packed(std::move(inner), std::move(packed));
+  return Status::kOk;
 }
 
 // The protocol's receive of a routed buffer, its match message found by `make` (a function of the
 // buffer the elements land in): into packed scratch first when the elements are not back to back.
 template <typename MakeRecv>
-std::unique_ptr<platform::Operation> routed_recv(const Route& r, MakeRecv make, int* post_error) {
+std::unique_ptr<platform::Operation> routed_recv(const Route& r, MakeRecv make,
+                                                 Status* post_error) {
   if (!r.packed) {
     auto op = make(r.buffer);
     *post_error = op->post_error();
@@ -458,10 +460,8 @@ std::unique_ptr<platform::Operation> routed_recv(const Route& r, MakeRecv make, 
     return op;
   }
   platform::HostBuffer scratch;
-  if (scratch.resize(r.buffer.count * format::elem_bytes(r.buffer.dtype)) != Status::kOk) {
-    *post_error = MPI_ERR_NO_MEM;
-    return nullptr;
-  }
+  *post_error = scratch.resize(r.buffer.count * format::elem_bytes(r.buffer.dtype));
+  if (!ok(*post_error)) return nullptr;
   p2p::UserBuffer b = r.buffer;
   b.ptr = scratch.data();
   b.device = false;
@@ -484,9 +484,9 @@ std::unique_ptr<platform::Operation> routed_recv(const Route& r, MakeRecv make, 
                                                              : route(buf, count, type, dest, comm);
   if (!r) return send_mpi(buf, count, type, dest, tag, comm, mode);
   std::unique_ptr<platform::Operation> op;
-  int rc = start_routed_send(*r, dest, tag, mode, &op);
-  if (rc == MPI_SUCCESS) rc = drive_detachable(std::move(op));
-  return raise(comm, rc);
+  Status s = start_routed_send(*r, dest, tag, mode, &op);
+  if (ok(s)) s = drive_detachable(std::move(op));
+  return raise(comm, s, "send");
 }
 
 [[gnu::noinline]] int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag,
@@ -500,7 +500,7 @@ std::unique_ptr<platform::Operation> routed_recv(const Route& r, MakeRecv make, 
                : route(buf, count, type, dest, comm);
   if (!r) return isend_mpi(buf, count, type, dest, tag, comm, request, mode);
   std::unique_ptr<platform::Operation> op;
-  int rc = start_routed_send(*r, dest, tag, mode, &op);
+  int rc = report(start_routed_send(*r, dest, tag, mode, &op), "send");
   if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
   return raise(comm, rc);
 }
@@ -569,7 +569,7 @@ int recv_blocking(CommState* state, const p2p::UserBuffer& b, int stat_slot, int
     // MPI filled in source, tag and error; the count is the application's.
     status_set_bytes(st, reported_bytes(done), false);
     count_traffic(state->received, state, stat_slot, traffic);
-    return raise(comm, done.error);
+    return raise(comm, report(done, "receive"));
   }
   p2p::RecvOp op(channel_of(state, comm), b, match, bytes, st->MPI_SOURCE, st->MPI_TAG);
   drive(op);
@@ -627,7 +627,7 @@ std::unique_ptr<platform::Operation> receive_held(HeldMessage& held, void* buf, 
                                                   MPI_Datatype type) {
   CommState* s = comm_state_find(held.comm);
   if (auto r = count >= 0 ? route_of(s, buf, count, type, held.comm) : std::nullopt) {
-    int post_error = MPI_SUCCESS;
+    Status post_error;
     auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {
       return std::make_unique<p2p::RecvOp>(channel_of(s, held.comm), b, std::move(held.message));
     }, &post_error);
@@ -716,11 +716,11 @@ namespace {
   if (!r->packed && may_block_in_mpi() && r->state->probed.empty()) {
     return recv_blocking(r->state, r->buffer, r->stat_slot, source, tag, comm, status);
   }
-  int rc = MPI_SUCCESS;
+  Status posted;
   auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {
     return std::make_unique<p2p::RecvOp>(r->channel(), b, source, tag);
-  }, &rc);
-  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  }, &posted);
+  if (!ok(posted)) return raise(comm, posted, "receive");
   drive(*op);
   return raise(comm, fill_status(op->status(), status));
 }
@@ -739,11 +739,11 @@ namespace {
     }
     return irecv_mpi(buf, count, type, source, tag, comm, request);
   }
-  int rc = MPI_SUCCESS;
+  Status posted;
   auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {
     return std::make_unique<p2p::RecvOp>(r->channel(), b, source, tag);
-  }, &rc);
-  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  }, &posted);
+  if (!ok(posted)) return raise(comm, posted, "receive");
   return request_start(std::move(op), comm, request);
 }
 
@@ -794,10 +794,10 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
   if (!r && (staged(buf, count, dest) || staged(buf, count, source))) {
     // A device buffer of another datatype: the exchange runs on a host copy of its span.
     p2p::HostCopy copy;
-    int rc = copy.prepare(buf, count, type);
-    if (rc == MPI_SUCCESS) rc = mpi_error(copy.load());
-    if (rc != MPI_SUCCESS) return raise(comm, rc);
-    rc = sendrecv_replace(copy.base(), count, type, dest, sendtag, source, recvtag, comm, status);
+    Status s = copy.prepare(buf, count, type);
+    if (ok(s)) s = copy.load();
+    if (!ok(s)) return raise(comm, s, "sendrecv_replace of a device buffer");
+    int rc = sendrecv_replace(copy.base(), count, type, dest, sendtag, source, recvtag, comm, status);
     const Status stored = copy.store();
     if (stored != Status::kOk && rc == MPI_SUCCESS) {
       rc = raise(comm, stored, "copy back of a staged buffer");
@@ -822,7 +822,7 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
                               r->buffer.count / std::max(1, count),
                               format::elem_bytes(r->buffer.dtype)};
     std::unique_ptr<platform::Operation> op;
-    rc = start_routed_send(sent, dest, sendtag, p2p::SendMode::kStandard, &op);
+    rc = report(start_routed_send(sent, dest, sendtag, p2p::SendMode::kStandard, &op), "send");
     if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, &sreq);
   } else {
     int position = 0;
@@ -870,35 +870,35 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
     return raise(comm, request_persistent(
         [buf, count, type, source, tag, comm](std::unique_ptr<platform::Operation>* op) {
           if (auto queued = receive_route(buf, count, type, source, comm)) {
-            int rc = MPI_SUCCESS;
+            Status posted;
             auto recv_op = routed_recv(*queued, [&](const p2p::UserBuffer& b) {
               return std::make_unique<p2p::RecvOp>(queued->channel(), b, source, tag);
-            }, &rc);
-            if (rc == MPI_SUCCESS) *op = std::move(recv_op);
-            return rc;
+            }, &posted);
+            if (ok(posted)) *op = std::move(recv_op);
+            return posted;
           }
           platform::OpStatus st;
           if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm,
                                      &st)) {
             *op = std::make_unique<DoneOp>(st);
-            return MPI_SUCCESS;
+            return Status();
           }
           auto plain = std::make_unique<PlainRecvOp>();
-          int rc = plain->post(buf, count, type, source, tag, comm);
+          const int rc = plain->post(buf, count, type, source, tag, comm);
           if (rc == MPI_SUCCESS) *op = std::move(plain);
-          return rc;
+          return Status::mpi(rc);
         },
         comm, request));
   }
   Route route_copy = *r;
   return raise(comm, request_persistent(
       [route_copy, source, tag](std::unique_ptr<platform::Operation>* op) {
-        int rc = MPI_SUCCESS;
+        Status posted;
         auto recv_op = routed_recv(route_copy, [&](const p2p::UserBuffer& b) {
           return std::make_unique<p2p::RecvOp>(route_copy.channel(), b, source, tag);
-        }, &rc);
-        if (rc == MPI_SUCCESS) *op = std::move(recv_op);
-        return rc;
+        }, &posted);
+        if (ok(posted)) *op = std::move(recv_op);
+        return posted;
       },
       comm, request));
 }
@@ -909,9 +909,9 @@ int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   progress();
   int found = 0;
   p2p::ProbeResult r;
-  int rc = p2p::probe(channel_of(s, comm), source, tag, true, &found, &r);
-  if (rc == MPI_SUCCESS) probe_status(r, status);
-  return raise(comm, rc);
+  const Status rc = p2p::probe(channel_of(s, comm), source, tag, true, &found, &r);
+  if (ok(rc)) probe_status(r, status);
+  return raise(comm, rc, "MPI_Probe");
 }
 
 int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
@@ -919,9 +919,9 @@ int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   if (s == nullptr || source == MPI_PROC_NULL) return PMPI_Iprobe(source, tag, comm, flag, status);
   progress();
   p2p::ProbeResult r;
-  int rc = p2p::probe(channel_of(s, comm), source, tag, false, flag, &r);
-  if (rc == MPI_SUCCESS && *flag) probe_status(r, status);
-  return raise(comm, rc);
+  const Status rc = p2p::probe(channel_of(s, comm), source, tag, false, flag, &r);
+  if (ok(rc) && *flag) probe_status(r, status);
+  return raise(comm, rc, "MPI_Iprobe");
 }
 
 int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
@@ -933,8 +933,8 @@ int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status*
   int found = 0;
   p2p::ProbeResult r;
   std::unique_ptr<p2p::ProbedMessage> m;
-  int rc = p2p::mprobe(channel_of(s, comm), source, tag, true, &found, &r, &m);
-  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  const Status rc = p2p::mprobe(channel_of(s, comm), source, tag, true, &found, &r, &m);
+  if (!ok(rc)) return raise(comm, rc, "MPI_Mprobe");
   probe_status(r, status);
   *message = hold_message(comm, std::move(m));
   return MPI_SUCCESS;
@@ -949,8 +949,8 @@ int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
   progress();
   p2p::ProbeResult r;
   std::unique_ptr<p2p::ProbedMessage> m;
-  int rc = p2p::mprobe(channel_of(s, comm), source, tag, false, flag, &r, &m);
-  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  const Status rc = p2p::mprobe(channel_of(s, comm), source, tag, false, flag, &r, &m);
+  if (!ok(rc)) return raise(comm, rc, "MPI_Improbe");
   if (*flag) {
     probe_status(r, status);
     *message = hold_message(comm, std::move(m));

@@ -175,6 +175,7 @@ transport::Options transport_options() {
   opt.emu_gbps = st.emu_gbps;
   opt.emu_latency_us = st.emu_latency_us;
   opt.staging_bytes = st.staging_bytes;
+  opt.fail_ucx_start = st.fault == kFaultUcxStart;
   return opt;
 }
 
@@ -256,6 +257,7 @@ void protocol_refresh_policy() {
   p.pipeline = static_cast<p2p::Pipeline>(st.p2p_pipeline);
   p.own_payload = !progress_thread_running();
   p.chunk_bytes = st.chunk_bytes;  // a multiple of 64 (settings.def): whole elements of every type
+  p.fault_after_match = st.fault == kFaultSend;
   g_policy = p;
 }
 
@@ -267,7 +269,6 @@ p2p::Channel channel_of(CommState* s, MPI_Comm comm) {
   ch.bulk_tags = &s->bulk_tags;
   ch.probed = &s->probed;
   ch.policy = send_policy();
-  ch.err_corrupt = g_err_corrupt;
   return ch;
 }
 

@@ -109,13 +109,19 @@ void remove(Entry* e) {
   delete e;
 }
 
+}  // namespace
+
+void set_status(const platform::OpStatus& s, MPI_Status* status);
+
+namespace {
+
 int query_cb(void* extra_state, MPI_Status* status) {
   const Entry* e = static_cast<Entry*>(extra_state);
   // MPI completes the request only after on_done() set `done`; acquiring it orders the read of
   // `final` after its write where MPI's own ordering is invisible (to ThreadSanitizer).
   (void)e->done.load(std::memory_order_acquire);
   t_completed.push_back(Completed{e->handle, e->final, e->comm});
-  fill_status(e->final, status);
+  set_status(e->final, status);
   status->MPI_ERROR = MPI_SUCCESS;  // reported by the wait or test handler: see Completed
   return MPI_SUCCESS;
 }
@@ -175,6 +181,9 @@ void set_errors(MPI_Status statuses[], const std::vector<int>& errors, int n) {
 // Raises `rc` on the communicator of the operation that caused it (single-request calls).
 int raise_on(MPI_Comm comm, int rc) { return raise(comm, rc); }
 
+// The MPI error code of a completed operation that MPI completed in this call, reported.
+int reported(const Completed& c) { return report(c.final, "request"); }
+
 }  // namespace
 
 namespace {
@@ -184,19 +193,23 @@ bool g_truncation_reports_message = true;
 void status_truncation_reports_message(bool whole) { g_truncation_reports_message = whole; }
 
 uint64_t reported_bytes(const platform::OpStatus& s) {
-  if (s.error == MPI_ERR_TRUNCATE && g_truncation_reports_message && s.message_bytes > s.bytes) {
+  if (g_truncation_reports_message && s.message_bytes > s.bytes && is_truncation(s.error)) {
     return s.message_bytes;
   }
   return s.bytes;
 }
 
-int fill_status(const platform::OpStatus& s, MPI_Status* status) {
+void set_status(const platform::OpStatus& s, MPI_Status* status) {
   if (status != MPI_STATUS_IGNORE) {
     status->MPI_SOURCE = s.source;
     status->MPI_TAG = s.tag;
     status_set_bytes(status, reported_bytes(s), s.cancelled);
   }
-  return s.error;
+}
+
+int fill_status(const platform::OpStatus& s, MPI_Status* status) {
+  set_status(s, status);
+  return report(s, "request");
 }
 
 int request_start(std::unique_ptr<platform::Operation> op, MPI_Comm comm, MPI_Request* request) {
@@ -255,15 +268,15 @@ void progress() {
   progress_background();
 }
 
-int drive(platform::Operation& op) {
+Status drive(platform::Operation& op) {
   while (!op.progress()) progress();
   return op.status().error;
 }
 
-int drive_detachable(std::unique_ptr<platform::Operation> op) {
+Status drive_detachable(std::unique_ptr<platform::Operation> op) {
   while (!op->progress()) {
     if (op->detachable()) {
-      const int error = op->status().error;
+      const Status error = op->status().error;
       std::lock_guard<std::recursive_mutex> lock(g_mutex);
       adopt(std::move(op));
       progress_thread_notify();
@@ -311,7 +324,7 @@ int start(MPI_Request* request) {
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   if (e->active) return MPI_ERR_REQUEST;
   std::unique_ptr<platform::Operation> op;
-  int rc = e->factory(&op);
+  int rc = report(e->factory(&op), "MPI_Start");
   if (rc != MPI_SUCCESS) return rc;
   rc = PMPI_Start(&e->handle);
   if (rc != MPI_SUCCESS) return rc;
@@ -340,7 +353,7 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
     int rc = PMPI_Test(request, flag, status);
     if (rc != MPI_SUCCESS || !*flag) return rc;
     const Completed* c = completed(handle);
-    return c != nullptr ? raise_on(c->comm, c->final.error) : rc;
+    return c != nullptr ? raise_on(c->comm, reported(*c)) : rc;
   }
   const bool done = e->done.load(std::memory_order_acquire);
   *flag = done ? 1 : 0;
@@ -385,7 +398,7 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
       err = fill_status(carriers[i]->final, at(statuses, i));
       comm = carriers[i]->comm;
     } else if (const Completed* c = completed(handles[static_cast<size_t>(i)])) {
-      err = c->final.error;
+      err = reported(*c);
       comm = c->comm;
     }
     errors[static_cast<size_t>(i)] = err;
@@ -428,7 +441,7 @@ int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status
     const MPI_Request handle = requests[*index];
     requests[*index] = copy[*index];
     if (const Completed* c = completed(handle)) {
-      if (rc == MPI_SUCCESS) rc = raise_on(c->comm, c->final.error);
+      if (rc == MPI_SUCCESS) rc = raise_on(c->comm, reported(*c));
     }
   } else if (*flag && carriers_pending) {
     *flag = 0;
@@ -488,7 +501,7 @@ int testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                     ? more_statuses[k].MPI_ERROR
                     : MPI_SUCCESS;
       if (const Completed* c = completed(handle)) {
-        err = c->final.error;
+        err = reported(*c);
         if (err != MPI_SUCCESS) {
           error = true;
           if (error_comm == MPI_COMM_NULL) error_comm = c->comm;

@@ -23,9 +23,9 @@ namespace mpizip::core {
 // on `comm`'s error handler by the wait or test that completes it.
 int request_start(std::unique_ptr<platform::Operation> op, MPI_Comm comm, MPI_Request* request);
 
-// A persistent request whose every MPI_Start runs a fresh operation from `make` (which returns an
-// MPI error code and the posted operation).
-using OpFactory = std::function<int(std::unique_ptr<platform::Operation>*)>;
+// A persistent request whose every MPI_Start runs a fresh operation from `make` (which returns its
+// status and the posted operation).
+using OpFactory = std::function<Status(std::unique_ptr<platform::Operation>*)>;
 int request_persistent(OpFactory make, MPI_Comm comm, MPI_Request* request);
 
 // Advances every registered operation once, without blocking.
@@ -33,12 +33,12 @@ void progress();
 
 // Runs `op` (not registered) to completion, advancing every registered operation meanwhile: a
 // blocking call must not stop the progress of the application's earlier non-blocking ones, whose
-// peers may be waiting for them. Returns the operation's MPI error code.
-int drive(platform::Operation& op);
+// peers may be waiting for them. Returns the operation's outcome (for the caller to report).
+Status drive(platform::Operation& op);
 
 // As drive(), for an operation that may finish in the background (Operation::detachable()): returns
 // as soon as the application's part is done and keeps the rest running.
-int drive_detachable(std::unique_ptr<platform::Operation> op);
+Status drive_detachable(std::unique_ptr<platform::Operation> op);
 
 // Operations running in the background (detached sends). They advance with every progress() and
 // end at the latest in background_drain(), which MPI_Finalize calls on every rank (collective over
@@ -49,7 +49,8 @@ void background_drain(MPI_Comm world, double grace_seconds);
 
 // Fills an MPI_Status from an operation's status as MPI's single-completion calls do: source, tag,
 // count and the cancelled flag; MPI_ERROR is left alone (MPI sets it only in the multiple-completion
-// calls that return MPI_ERR_IN_STATUS). Returns the operation's error code.
+// calls that return MPI_ERR_IN_STATUS). Returns the operation's MPI error code, reported
+// (errors.h: one log line when it failed).
 int fill_status(const platform::OpStatus& s, MPI_Status* status);
 
 // The byte count a status reports: on truncation, the whole message's or the part delivered,

@@ -26,6 +26,9 @@ struct Settings {
 #undef MPIZIP_SETTING
 };
 
+// MPIZIP_FAULT's choices, in settings.def's order.
+enum FaultSetting { kFaultNone = 0, kFaultTmaFail, kFaultTmaSilent, kFaultSend, kFaultUcxStart };
+
 // The process's settings, parsed from the environment on first use (thread-safe). An invalid value
 // logs one warning naming the variable and the accepted values, and the default is used; a value
 // outside the setting's range (MPIZIP_RANGE in settings.def) logs one warning naming the variable,

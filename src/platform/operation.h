@@ -1,17 +1,20 @@
 // An asynchronous operation that MPIZip runs behind an application's MPI_Request: a compressed send
 // or receive, later a collective. The request engine (src/core/requests.h) owns operations and
 // advances them from the application's wait and test calls. No MPI types here: the engine turns an
-// OpStatus into an MPI_Status.
+// OpStatus into an MPI_Status (and its error into an MPI error code, src/core/errors.h).
 #pragma once
 
 #include <cstdint>
+
+#include "src/platform/status.h"
 
 namespace mpizip::platform {
 
 struct OpStatus {
   int source = -1;         // rank in the operation's communicator (receives)
   int tag = -1;            // the application's tag (receives)
-  int error = 0;           // MPI error code, MPI_SUCCESS (0) when fine
+  Status error;            // kOk, or why the operation failed (kTruncated: the message was
+                           // longer than the receive buffer)
   uint64_t bytes = 0;      // bytes delivered to (receive) or taken from (send) the application
   uint64_t message_bytes = 0;  // receives: the whole message's bytes (more than `bytes` when it
                                // was truncated)

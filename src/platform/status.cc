@@ -3,7 +3,7 @@
 namespace mpizip {
 
 const char* status_string(Status s) {
-  switch (s) {
+  switch (s.code()) {
     case Status::kOk: return "ok";
     case Status::kInvalidArgument: return "invalid argument";
     case Status::kUnsupported: return "unsupported";
@@ -16,6 +16,8 @@ const char* status_string(Status s) {
     case Status::kTransportError: return "transport error";
     case Status::kMpiError: return "MPI error";
     case Status::kInternal: return "internal error";
+    case Status::kPeerFailed: return "a peer's part failed";
+    case Status::kTimedOut: return "a peer did not answer in time";
   }
   return "unknown status";
 }

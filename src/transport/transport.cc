@@ -65,45 +65,13 @@ class Composite final : public Transport {
   std::string name_;
 };
 
-// What this rank knows of every rank of the communicator.
-struct Peers {
-  int rank = 0;
-  int size = 0;
-  std::vector<uint8_t> same_host;  // shares this rank's machine
-  std::vector<uint8_t> ipc;        // ... and both ranks can use CUDA IPC
-};
-
-// Collective: which ranks share this rank's machine (MPI_COMM_TYPE_SHARED), and which of those can
-// map each other's device memory.
-Status find_peers(MPI_Comm comm, Peers* out) {
-  MPIZIP_CHECK(mpi_status(PMPI_Comm_rank(comm, &out->rank), "PMPI_Comm_rank"));
-  MPIZIP_CHECK(mpi_status(PMPI_Comm_size(comm, &out->size), "PMPI_Comm_size"));
-  MPI_Comm node = MPI_COMM_NULL;
-  MPIZIP_CHECK(mpi_status(
-      PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
-      "PMPI_Comm_split_type"));
-  int leader = out->rank;  // the node's lowest rank names the node
-  const int rc = PMPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
-  (void)PMPI_Comm_free(&node);
-  MPIZIP_CHECK(mpi_status(rc, "PMPI_Allreduce"));
-  const int mine[2] = {leader, ipc_supported() ? 1 : 0};
-  std::vector<int> all(2 * static_cast<size_t>(out->size));
-  MPIZIP_CHECK(mpi_status(PMPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm),
-                          "PMPI_Allgather"));
-  out->same_host.assign(out->size, 0);
-  out->ipc.assign(out->size, 0);
-  for (int p = 0; p < out->size; ++p) {
-    out->same_host[p] = all[2 * p] == leader;
-    out->ipc[p] = out->same_host[p] && all[2 * p + 1] != 0 && mine[1] != 0;
-  }
-  return Status::kOk;
-}
 
 // Collective: the UCX transport when it starts on every rank. create_ucx() promises one outcome
 // on every rank; the reduction makes the choice collective whatever made one rank fail.
-Status try_ucx(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>* out) {
+Status try_ucx(MPI_Comm comm, const Options& options, const NodeMap& nodes,
+               std::unique_ptr<Transport>* out) {
   std::unique_ptr<Transport> ucx;
-  const Status s = create_ucx(comm, options, &ucx);
+  const Status s = create_ucx(comm, options, nodes, &ucx);
   int started = s == Status::kOk;
   MPIZIP_CHECK(mpi_status(PMPI_Allreduce(MPI_IN_PLACE, &started, 1, MPI_INT, MPI_MIN, comm),
                           "PMPI_Allreduce"));
@@ -132,7 +100,7 @@ Status try_ucx(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>
 
 // The transport of peers on other nodes, of the kind the options ask for (PMPI when UCX cannot
 // start).
-Status create_network(MPI_Comm comm, const Options& options, const Peers& peers,
+Status create_network(MPI_Comm comm, const Options& options, const NodeMap& peers,
                       const std::vector<uint8_t>& same_node, std::unique_ptr<Transport>* out) {
   PmpiConfig config;
   config.same_node = same_node;
@@ -152,7 +120,7 @@ Status create_network(MPI_Comm comm, const Options& options, const Peers& peers,
       break;
     case Kind::kAuto:
     case Kind::kUcx:
-      if (try_ucx(comm, options, out) == Status::kOk) return Status::kOk;
+      if (try_ucx(comm, options, peers, out) == Status::kOk) return Status::kOk;
       break;
     case Kind::kPmpi:
       break;
@@ -221,6 +189,15 @@ class Serialized : public Transport {
 };
 
 Status create(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>* out) {
+  MPIZIP_CHECK(mpi_status(PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
+                          "PMPI_Comm_set_errhandler"));
+  NodeMap nodes;
+  MPIZIP_CHECK(find_node_map(comm, &nodes));
+  return create(comm, options, nodes, out);
+}
+
+Status create(MPI_Comm comm, const Options& options, const NodeMap& peers,
+              std::unique_ptr<Transport>* out) {
   Options opts = options;
   if (opts.kind == Kind::kEmulated && !(opts.emu_gbps > 0 && opts.emu_latency_us >= 0)) {
     MPIZIP_LOG_ONCE(kWarn, "emulated link: rate %g GB/s, latency %g us is not valid; using PMPI",
@@ -229,9 +206,6 @@ Status create(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>*
   }
   MPIZIP_CHECK(mpi_status(PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
                           "PMPI_Comm_set_errhandler"));
-  Peers peers;
-  MPIZIP_CHECK(find_peers(comm, &peers));
-
   std::vector<uint8_t> same_node(peers.size, 0);
   bool ipc_all = true;       // IPC with every rank of this node
   bool others_local = false;  // ... and there is another rank on this node

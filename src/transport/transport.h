@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 #include <string>
 
 #include "src/platform/status.h"
@@ -74,13 +75,35 @@ struct Options {
   uint64_t staging_bytes = uint64_t{256} << 20;  // pinned host memory the transports of this
                                                  // process (PMPI, UCX) stage device buffers
                                                  // through, at most
+  bool fail_ucx_start = false;   // test hook (MPIZIP_FAULT=ucx-start): UCX's worker fails to start
+                                 // here (create_ucx still takes part in the agreement)
 };
+
+// Where the ranks of a communicator live, found once per communicator (find_node_map, collective):
+// which ranks share this rank's machine (MPI_COMM_TYPE_SHARED), and which of those can map each
+// other's device memory (CUDA IPC on both sides). Every rank of the communicator sees the same
+// machines.
+struct NodeMap {
+  int rank = 0;
+  int size = 0;
+  std::vector<uint8_t> same_host;  // per rank: shares this rank's machine (this rank included)
+  std::vector<uint8_t> ipc;        // per rank: ... and both ranks can use CUDA IPC
+  bool one_node() const {
+    for (uint8_t h : same_host) if (!h) return false;
+    return true;
+  }
+};
+Status find_node_map(MPI_Comm comm, NodeMap* out);
 
 // Builds the transport of one communicator. Collective over `comm`, a private communicator (a
 // duplicate of the application's) that the transport may use for its own messages; its error
 // handler becomes MPI_ERRORS_RETURN, so that MPI errors come back as statuses. Every rank must pass
 // the same options. Falls back to PMPI, with a one-time notice, when the requested transport cannot
 // start. Details of the choice per peer: src/transport/transport.cc.
+// `nodes` is the communicator's node map (the same ranks as `comm`); the form without it finds the
+// map itself.
+Status create(MPI_Comm comm, const Options& options, const NodeMap& nodes,
+              std::unique_ptr<Transport>* out);
 Status create(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>* out);
 
 }  // namespace mpizip::transport

@@ -179,38 +179,16 @@ Status exchange_addresses(MPI_Comm comm, ucx::Worker& worker, Channel* channel) 
   return Status::kOk;
 }
 
-// Marks the ranks that share this rank's node (MPI_COMM_TYPE_SHARED). The split runs even under
-// force_internode, so that ranks that disagree on the option still call the same collectives.
-Status find_node_peers(MPI_Comm comm, bool force_internode, Channel* channel) {
-  MPI_Comm node;
-  MPIZIP_CHECK(mpi_check(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, channel->rank(),
-                                              MPI_INFO_NULL, &node),
-                         "MPI_Comm_split_type"));
-  int n = channel->size();
-  std::vector<int> ranks(n), in_node(n);
-  std::iota(ranks.begin(), ranks.end(), 0);
-  MPI_Group group, node_group;
-  int rc = PMPI_Comm_group(comm, &group);
-  if (rc == MPI_SUCCESS) {
-    rc = PMPI_Comm_group(node, &node_group);
-    if (rc == MPI_SUCCESS) {
-      rc = PMPI_Group_translate_ranks(group, n, ranks.data(), node_group, in_node.data());
-      PMPI_Group_free(&node_group);
-    }
-    PMPI_Group_free(&group);
-  }
-  PMPI_Comm_free(&node);
-  MPIZIP_CHECK(mpi_check(rc, "MPI_Group_translate_ranks"));
-  if (force_internode) return Status::kOk;
-  for (int r = 0; r < n; ++r) {
-    if (in_node[r] != MPI_UNDEFINED) channel->set_same_node(r);
-  }
-  return Status::kOk;
-}
-
 }  // namespace
 
 Status create_ucx(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>* out) {
+  NodeMap nodes;
+  MPIZIP_CHECK(find_node_map(comm, &nodes));
+  return create_ucx(comm, options, nodes, out);
+}
+
+Status create_ucx(MPI_Comm comm, const Options& options, const NodeMap& nodes,
+                  std::unique_ptr<Transport>* out) {
   int rank = 0, size = 0;
   MPIZIP_CHECK(mpi_check(PMPI_Comm_rank(comm, &rank), "MPI_Comm_rank"));
   MPIZIP_CHECK(mpi_check(PMPI_Comm_size(comm, &size), "MPI_Comm_size"));
@@ -220,7 +198,8 @@ Status create_ucx(MPI_Comm comm, const Options& options, std::unique_ptr<Transpo
     return Status::kUnsupported;
   }
   std::shared_ptr<ucx::Worker> worker;
-  MPIZIP_CHECK(agree_started(comm, ucx::Worker::get(&worker)));
+  MPIZIP_CHECK(agree_started(
+      comm, options.fail_ucx_start ? Status::kTransportError : ucx::Worker::get(&worker)));
   uint32_t id = 0;
   MPIZIP_CHECK(agree_context_id(comm, *worker, &id));
   bool device_memory;
@@ -231,7 +210,10 @@ Status create_ucx(MPI_Comm comm, const Options& options, std::unique_ptr<Transpo
   auto channel =
       std::make_shared<Channel>(std::move(worker), id, rank, size, options.staging_bytes);
   MPIZIP_CHECK(exchange_addresses(comm, channel->worker(), channel.get()));
-  MPIZIP_CHECK(find_node_peers(comm, options.force_internode, channel.get()));
+  // The ranks that share this rank's node (none under force_internode: each rank its own node).
+  for (int r = 0; r < size && !options.force_internode; ++r) {
+    if (nodes.same_host[r]) channel->set_same_node(r);
+  }
   *out = std::make_unique<UcxTransport>(std::move(channel), device_memory);
   return Status::kOk;
 }

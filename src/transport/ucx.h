@@ -23,6 +23,9 @@ namespace mpizip::transport {
 // kUnsupported when the build has no UCX, when `comm` has more than 2^20 ranks, or when no context
 // id is free on every rank (65536 UCX transports alive in one process); kTransportError when UCX
 // fails to start on some rank; kMpiError when an MPI call fails. `*out` is set only on success.
+// `nodes`: the communicator's node map (transport.h); the form without it finds the map itself.
+Status create_ucx(MPI_Comm comm, const Options& options, const NodeMap& nodes,
+                  std::unique_ptr<Transport>* out);
 Status create_ucx(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>* out);
 
 // Closes the process's UCX endpoints and destroys its worker and context (from MPI_Finalize, while

@@ -3,6 +3,10 @@
 
 namespace mpizip::transport {
 
+Status create_ucx(MPI_Comm, const Options&, const NodeMap&, std::unique_ptr<Transport>*) {
+  return Status::kUnsupported;
+}
+
 Status create_ucx(MPI_Comm, const Options&, std::unique_ptr<Transport>*) {
   return Status::kUnsupported;
 }

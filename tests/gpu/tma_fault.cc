@@ -2,7 +2,7 @@
 // src/core/agreement.h), 2 ranks sharing the GPU, under MPIZip (tests/gpu/tma_fault.sh).
 //
 //   tma_fault fail   every rank's MPI_Allreduce of device floats must return an MPI error (under
-//                    MPI_ERRORS_RETURN) in bounded time: one rank runs with MPIZIP_TMA_FAULT set
+//                    MPI_ERRORS_RETURN) in bounded time: one rank runs with MPIZIP_FAULT set
 //   tma_fault agree  every rank's must succeed with the exact sum: the ranks' settings differ, so
 //                    MPIZip is off for MPI_COMM_WORLD (checked through MPIZip_Comm_protocol)
 //

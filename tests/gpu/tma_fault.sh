@@ -1,10 +1,10 @@
 #!/bin/sh
 # The TMA intra-node collectives never leave a GPU waiting forever (tests/gpu/tma_fault.cc), 2
 # ranks sharing the GPU (MPIZIP_GPU_SHARING=concurrent, with or without MPS), MPIZIP_TMA_MIN_BYTES=0:
-#   - rank 1 fails its part (MPIZIP_TMA_FAULT=fail, as a failed kernel launch): every rank's call
+#   - rank 1 fails its part (MPIZIP_FAULT=tma-fail, as a failed kernel launch): every rank's call
 #     returns an MPI error, rank 0's as soon as its kernel reads rank 1's fault word (well before
 #     MPIZIP_TMA_TIMEOUT_MS); with the end barrier in GPU memory and on the host;
-#   - rank 1 skips its kernel without a word (MPIZIP_TMA_FAULT=silent): rank 0's kernel gives up
+#   - rank 1 skips its kernel without a word (MPIZIP_FAULT=tma-silent): rank 0's kernel gives up
 #     after MPIZIP_TMA_TIMEOUT_MS=2000 and every rank's call returns an MPI error;
 #   - rank 1 runs with another MPIZIP_TMA_MAX_CTAS: the communicator's settings disagree, MPIZip is
 #     off for it with one warning naming the setting, and the results are exact.
@@ -27,7 +27,7 @@ run() {
 }
 
 for sync in flags host; do
-  run "MPIZIP_TMA_SYNC=$sync" MPIZIP_TMA_FAULT=fail fail
+  run "MPIZIP_TMA_SYNC=$sync" MPIZIP_FAULT=tma-fail fail
   echo "$out" | grep -q "TMA collectives on for 2 ranks" || fail "$sync, fail: the engine was not on"
   echo "$out" | grep -q "\[mpizip 0\] error: TMA collective failed: a peer's part failed" ||
     fail "$sync, fail: rank 0 should report its peer's failure"
@@ -35,7 +35,7 @@ for sync in flags host; do
     fail "$sync, fail: rank 1 should report its own failure"
 done
 
-run "MPIZIP_TMA_SYNC=flags MPIZIP_TMA_TIMEOUT_MS=2000" MPIZIP_TMA_FAULT=silent fail
+run "MPIZIP_TMA_SYNC=flags MPIZIP_TMA_TIMEOUT_MS=2000" MPIZIP_FAULT=tma-silent fail
 echo "$out" | grep -q "\[mpizip 0\] error: TMA collective failed: a peer did not reach the end barrier within MPIZIP_TMA_TIMEOUT_MS=2000" ||
   fail "silent: rank 0 should time out"
 

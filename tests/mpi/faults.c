@@ -1,0 +1,146 @@
+// Failures in the middle of a message never hang a rank or deliver wrong data (tests/mpi/faults.sh).
+//
+//   faults send   2 ranks, MPI_ERRORS_RETURN. Rank 0 runs with MPIZIP_FAULT=send: each of its
+//                 chunked sends fails right after its match message is posted. Rank 1's receive of
+//                 it (blocking, then non-blocking) must return an error, not wait for chunks that
+//                 never come, and so must rank 0's send; then a small message each way and an
+//                 allreduce must be exact (the communicator still works, messages stay in order).
+//   faults dead   2 ranks. Rank 1 dies (_exit) while rank 0's large message to it is under way;
+//                 the script checks that the job ends within a bounded time.
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank = 0;
+static int failures = 0;
+#define CHECK(cond, ...)                                        \
+  do {                                                          \
+    if (!(cond)) {                                              \
+      fprintf(stderr, "rank %d: check failed: ", rank);        \
+      fprintf(stderr, __VA_ARGS__);                            \
+      fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__);       \
+      ++failures;                                               \
+    }                                                           \
+  } while (0)
+
+// Floats with a narrow exponent range (compressible) and every mantissa pattern.
+static void fill(float* x, int n, uint32_t seed) {
+  for (int i = 0; i < n; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    uint32_t bits = (seed & 0x807fffffu) | (((seed >> 23) % 8 + 120) << 23);
+    memcpy(&x[i], &bits, sizeof bits);
+  }
+}
+
+static const char* error_text(int rc) {
+  static char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  return text;
+}
+
+static void after(MPI_Comm comm) {
+  // The communicator still works: a small message each way, in order, and an allreduce.
+  float small[16], got[16];
+  fill(small, 16, 99u + (uint32_t)rank);
+  const int peer = 1 - rank;
+  MPI_Status st;
+  int rc = MPI_Sendrecv(small, 16, MPI_FLOAT, peer, 5, got, 16, MPI_FLOAT, peer, 5, comm, &st);
+  float want[16];
+  fill(want, 16, 99u + (uint32_t)peer);
+  CHECK(rc == MPI_SUCCESS && memcmp(got, want, sizeof want) == 0,
+        "small message after the failure: rc %d", rc);
+  double one = 1, sum = 0;
+  rc = MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+  CHECK(rc == MPI_SUCCESS && sum == 2.0, "allreduce after the failure: rc %d, sum %g", rc, sum);
+}
+
+static int run_send(int n) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  float* x = malloc(sizeof(float) * (size_t)n);
+  fill(x, n, 12345u);
+  const double t0 = MPI_Wtime();
+  if (rank == 0) {
+    int rc = MPI_Send(x, n, MPI_FLOAT, 1, 1, comm);
+    CHECK(rc != MPI_SUCCESS, "blocking send: expected an error, got success");
+    if (rc != MPI_SUCCESS) printf("faults: send: rank 0: blocking send failed: %s\n", error_text(rc));
+    MPI_Request req;
+    rc = MPI_Isend(x, n, MPI_FLOAT, 1, 2, comm, &req);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    CHECK(rc != MPI_SUCCESS, "non-blocking send: expected an error, got success");
+    if (rc != MPI_SUCCESS) printf("faults: send: rank 0: non-blocking send failed: %s\n", error_text(rc));
+  } else {
+    float* y = malloc(sizeof(float) * (size_t)n);
+    MPI_Status st;
+    int rc = MPI_Recv(y, n, MPI_FLOAT, 0, 1, comm, &st);
+    CHECK(rc != MPI_SUCCESS, "blocking receive: expected an error, got success");
+    if (rc != MPI_SUCCESS) printf("faults: send: rank 1: blocking receive failed: %s\n", error_text(rc));
+    MPI_Request req;
+    rc = MPI_Irecv(y, n, MPI_FLOAT, 0, 2, comm, &req);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, &st);
+    CHECK(rc != MPI_SUCCESS, "non-blocking receive: expected an error, got success");
+    if (rc != MPI_SUCCESS) printf("faults: send: rank 1: non-blocking receive failed: %s\n", error_text(rc));
+    free(y);
+  }
+  after(comm);
+  printf("faults: send: rank %d: %s after %.2f s\n", rank, failures ? "FAILED" : "ok",
+         MPI_Wtime() - t0);
+  free(x);
+  return failures;
+}
+
+static int run_dead(int n) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  float* x = malloc(sizeof(float) * (size_t)n);
+  fill(x, n, 777u);
+  if (rank == 0) {
+    MPI_Request req;
+    int rc = MPI_Isend(x, n, MPI_FLOAT, 1, 3, comm, &req);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    // Reached only where the MPI library lets a survivor go on (Open MPI 4 and MPICH end the job).
+    printf("faults: dead: rank 0: send ended: %s\n", rc == MPI_SUCCESS ? "success" : error_text(rc));
+    rc = MPI_Barrier(comm);
+    printf("faults: dead: rank 0: barrier ended: %s\n", rc == MPI_SUCCESS ? "success" : error_text(rc));
+  } else {
+    float* y = malloc(sizeof(float) * (size_t)n);
+    MPI_Request req;
+    MPI_Irecv(y, n, MPI_FLOAT, 0, 3, comm, &req);
+    int flag = 0;
+    for (int i = 0; i < 3 && !flag; ++i) MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+    printf("faults: dead: rank 1: exiting mid-transfer\n");
+    fflush(stdout);
+    _exit(3);
+  }
+  free(x);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char* mode = argc > 1 ? argv[1] : "send";
+  const int n = argc > 2 ? atoi(argv[2]) : (1 << 20);
+  if (size != 2) {
+    if (rank == 0) fprintf(stderr, "faults: needs 2 ranks\n");
+    MPI_Finalize();
+    return 2;
+  }
+  int bad = 0;
+  if (strcmp(mode, "send") == 0) {
+    bad = run_send(n);
+  } else if (strcmp(mode, "dead") == 0) {
+    bad = run_dead(n);
+  } else {
+    fprintf(stderr, "faults: unknown mode %s\n", mode);
+    bad = 1;
+  }
+  MPI_Finalize();
+  return bad ? 1 : 0;
+}
