@@ -231,7 +231,8 @@ int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
 
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm) {
-  // Ranks of one node: the intra-node collectives, unless MPIZIP_ALLREDUCE asks for another.
+  // Ranks of one node: the intra-node collectives, unless MPIZIP_ALLREDUCE (or the communicator's
+  // mpizip_allreduce) asks for another.
   if (auto o = tma_options(comm);
       o && comm_settings(comm_state_find(comm)).allreduce == kAllreduceAuto && count > 0) {
     auto t = tma_dtype(type);

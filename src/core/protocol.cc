@@ -186,7 +186,7 @@ int protocol_attach(MPI_Comm comm) {
   CommState* s = comm_state(comm);
   if (s == nullptr || s->protocol.load()) return MPI_SUCCESS;
   // Ranks whose settings would disagree on the collectives' plans: off here (agreement.h). The
-  // communicator's settings: the process's, or a duplicate's parent's hints (comm_hints.h).
+  // communicator's settings: the process's, with the hints it was created with (comm_hints.h).
   const Settings& st = comm_settings(s);
   if (!settings_agree(comm, st)) return MPI_SUCCESS;
   std::shared_ptr<CommContext> c;
