@@ -60,6 +60,7 @@ include tests/gpu/p2p.mk
 include tests/ucx.mk
 include tests/coll.mk
 include tests/netns.mk
+include tests/hints.mk
 include tests/transport.mk
 
 # Python (python/mpizip, mpi4py and NumPy): skipped where they are missing.

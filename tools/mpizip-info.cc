@@ -111,24 +111,26 @@ void print_memory() {
 void print_settings() {
   std::printf("\nSettings (environment variables)\n");
   for (const auto& s : mpizip::core::describe_settings()) {
-    std::printf("  %-22s = %-8s (default %s%s%s%s%s%s)\n", s.env, s.current.c_str(),
+    std::printf("  %-22s = %-8s (default %s%s%s%s%s%s%s%s)\n", s.env, s.current.c_str(),
                 s.default_value, *s.choices ? "; one of " : "", s.choices,
                 s.range.empty() ? "" : ("; " + s.range).c_str(),
-                s.agreed ? "; the same on every rank" : "", s.from_env ? "; set" : "");
+                s.agreed ? "; the same on every rank" : "", *s.hint ? "; info hint " : "", s.hint,
+                s.from_env ? "; set" : "");
     std::printf("  %-22s   %s\n", "", s.help);
   }
 }
 
 // `--settings-markdown`: the README's settings table, generated from the same declarations.
 void print_settings_markdown() {
-  std::printf("| variable | type | default | same on every rank | meaning |\n"
-              "| --- | --- | --- | --- | --- |\n");
+  std::printf("| variable | type | default | same on every rank | info hint | meaning |\n"
+              "| --- | --- | --- | --- | --- | --- |\n");
   for (const auto& s : mpizip::core::describe_settings()) {
     std::string choices;  // '|' separates table cells in Markdown
     for (const char* c = s.choices; *c; ++c) choices += *c == '|' ? "\\|" : std::string(1, *c);
-    std::printf("| `%s` | %s%s%s%s%s | `%s` | %s | %s |\n", s.env, s.type, *s.choices ? ": " : "",
-                choices.c_str(), s.range.empty() ? "" : ", ", s.range.c_str(), s.default_value,
-                s.agreed ? "yes" : "", s.help);
+    const std::string hint = *s.hint ? std::string("`") + s.hint + "`" : "";
+    std::printf("| `%s` | %s%s%s%s%s | `%s` | %s | %s | %s |\n", s.env, s.type,
+                *s.choices ? ": " : "", choices.c_str(), s.range.empty() ? "" : ", ",
+                s.range.c_str(), s.default_value, s.agreed ? "yes" : "", hint.c_str(), s.help);
   }
 }
 

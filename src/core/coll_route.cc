@@ -1,6 +1,7 @@
 #include "src/core/coll_route.h"
 
 #include "src/core/comm_context.h"
+#include "src/core/comm_hints.h"
 #include "src/core/errors.h"
 
 #include <algorithm>
@@ -56,17 +57,15 @@ struct Route {
 // the op MPI_SUM, MPI_PROD, MPI_MIN or MPI_MAX, and MPIZIP_ALLREDUCE picks it for this size.
 // Everything else, invalid arguments included (which MPI reports), goes to the MPI library.
 std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  const Settings& st = settings();
-  if (!protocol_job_on() || !active() || count < 0 || comm == MPI_COMM_NULL ||
-      st.allreduce == kAllreduceOff) {
-    return std::nullopt;
-  }
+  if (!protocol_job_on() || !active() || count < 0 || comm == MPI_COMM_NULL) return std::nullopt;
   if (type != MPI_FLOAT && type != MPI_DOUBLE && type != MPIZip_bf16 && type != MPIZip_fp16) {
     return std::nullopt;
   }
   auto rop = reduce_op(op);
   if (!rop) return std::nullopt;
   CommState* s = comm_state_find(comm);
+  const Settings& st = comm_settings(s);  // the communicator's hints (comm_hints.h) included
+  if (st.allreduce == kAllreduceOff) return std::nullopt;
   auto dtype = protocol_dtype(s, comm, type);
   if (!dtype || s->size < 2 || s->size > coll::kMaxRanks) return std::nullopt;
   std::shared_ptr<CommContext> c = s->context;
@@ -78,9 +77,8 @@ std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm com
   return Route{s, std::move(c), *dtype, *rop};
 }
 
-// What the settings say about compressing a two-shot's pieces.
-coll::Policy policy() {
-  const Settings& st = settings();
+// What the communicator's settings say about compressing a two-shot's pieces.
+coll::Policy policy(const Settings& st) {
   coll::Policy p;
   p.compress = st.allreduce_compress;
   p.host_compress = st.host_compress;
@@ -103,7 +101,7 @@ Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int cou
   PMPI_Comm_rank(comm, &ch.rank);
   ch.nranks = r.state->size;
   ch.resources = &c->coll_resources;
-  ch.policy = policy();
+  ch.policy = policy(comm_settings(r.state));  // copied: the operation keeps it
   coll::AllreduceArgs a;
   a.input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   a.output = recvbuf;
@@ -133,7 +131,7 @@ enum TmaSetting { kTmaAuto = 0, kTmaSm = 1, kTmaOff = 2 };
 // every rank of it shares, as agreement.h checks, and the job's GPU switch). The settings are in
 // their ranges (settings.def).
 std::optional<coll::tma::Options> tma_options(MPI_Comm comm) {
-  const Settings& st = settings();
+  const Settings& st = comm_settings(comm_state_find(comm));  // its hints included
   if (!protocol_job_on() || !active() || st.tma == kTmaOff || st.force_internode ||
       settings_disagree(comm))
     return std::nullopt;
@@ -187,7 +185,7 @@ uint64_t contiguous_bytes(int count, MPI_Datatype type) {
 bool tma_large_enough(uint64_t bytes, std::optional<format::DType> reduced) {
   const bool narrow =
       reduced && (*reduced == format::DType::kBf16 || *reduced == format::DType::kFp16);
-  return narrow || bytes >= settings().tma_min_bytes;
+  return narrow || bytes >= settings().tma_min_bytes;  // no hint changes it
 }
 
 int comm_size(MPI_Comm comm) {
@@ -247,8 +245,10 @@ int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
 
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm) {
-  // Ranks of one node: the intra-node collectives, unless MPIZIP_ALLREDUCE asks for another.
-  if (auto o = tma_options(comm); o && settings().allreduce == kAllreduceAuto && count > 0) {
+  // Ranks of one node: the intra-node collectives, unless MPIZIP_ALLREDUCE (or the communicator's
+  // mpizip_allreduce) asks for another.
+  if (auto o = tma_options(comm);
+      o && comm_settings(comm_state_find(comm)).allreduce == kAllreduceAuto && count > 0) {
     auto t = tma_dtype(type);
     auto rop = reduce_op(op);
     coll::tma::Group* g = nullptr;
@@ -316,6 +316,6 @@ int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
   return raise(comm, rc);
 }
 
-bool coll_wanted() { return settings().allreduce != kAllreduceOff; }
+bool coll_wanted(const Settings& st) { return st.allreduce != kAllreduceOff; }
 
 }  // namespace mpizip::core

@@ -7,6 +7,8 @@
 
 #include <mpi.h>
 
+#include "src/core/settings.h"
+
 namespace mpizip::core {
 
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -24,7 +26,8 @@ int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
 // Whether communicators get the two-shot collectives' part of their context (comm_context.h),
 // set up with the communicator, not at the first collective: non-blocking collectives on different
 // communicators may start in different orders on different ranks, and a collective setup inside
-// one of them could then wait for a rank busy in another. False for MPIZIP_ALLREDUCE=off.
-bool coll_wanted();
+// one of them could then wait for a rank busy in another. False for MPIZIP_ALLREDUCE=off in
+// `st` (the communicator's settings, comm_hints.h).
+bool coll_wanted(const Settings& st);
 
 }  // namespace mpizip::core

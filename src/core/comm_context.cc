@@ -26,19 +26,24 @@ Status comm_context_create(MPI_Comm comm, const transport::Options& options, boo
                 status_string(s));
     return s;
   }
-  if (collectives) {
-    if (PMPI_Comm_dup(comm, &c->coll_comm) != MPI_SUCCESS) return Status::kMpiError;
-    PMPI_Comm_set_name(c->coll_comm, "MPIZip collectives");
-    s = transport::create(c->coll_comm, options, c->nodes, &c->coll_transport);
-    if (!ok(s)) {
-      MPIZIP_WARN("cannot create the collectives' transport (%s); they go to the MPI library",
-                  status_string(s));
-      c->coll_transport.reset();
-      PMPI_Comm_free(&c->coll_comm);
-    }
-  }
+  if (collectives && comm_context_add_collectives(comm, options, c.get()) == Status::kMpiError)
+    return Status::kMpiError;
   *out = std::move(c);
   return Status::kOk;
+}
+
+Status comm_context_add_collectives(MPI_Comm comm, const transport::Options& options,
+                                    CommContext* c) {
+  if (PMPI_Comm_dup(comm, &c->coll_comm) != MPI_SUCCESS) return Status::kMpiError;
+  PMPI_Comm_set_name(c->coll_comm, "MPIZip collectives");
+  const Status s = transport::create(c->coll_comm, options, c->nodes, &c->coll_transport);
+  if (!ok(s)) {
+    MPIZIP_WARN("cannot create the collectives' transport (%s); they go to the MPI library",
+                status_string(s));
+    c->coll_transport.reset();
+    PMPI_Comm_free(&c->coll_comm);
+  }
+  return s;
 }
 
 }  // namespace mpizip::core

@@ -59,4 +59,10 @@ struct CommContext {
 Status comm_context_create(MPI_Comm comm, const transport::Options& options, bool collectives,
                            std::shared_ptr<CommContext>* out);
 
+// Collective over `comm`: adds the collectives' part to its context `c`, which has none (hints
+// that turn the two-shot on for a communicator created without it, comm_hints.h). Every rank gets
+// the same outcome; on failure the part stays absent, with one log line.
+Status comm_context_add_collectives(MPI_Comm comm, const transport::Options& options,
+                                    CommContext* c);
+
 }  // namespace mpizip::core

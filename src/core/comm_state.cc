@@ -1,6 +1,7 @@
 #include "src/core/comm_state.h"
 
 #include "src/core/comm_context.h"
+#include "src/core/comm_hints.h"
 
 #include <map>
 #include <memory>
@@ -76,6 +77,7 @@ int copy_cb(MPI_Comm oldcomm, int, void*, void* attribute_val_in, void* attribut
   PMPI_Comm_size(oldcomm, &size);
   std::lock_guard<std::mutex> lock(g_mutex);
   CommState* child = new_state(size, "dup of comm " + std::to_string(parent->id));
+  comm_hints_inherit(*parent, child);  // a duplicate keeps its parent's hints
   // The child's handle is unknown here; comm_state() records it at the first lookup.
   *static_cast<void**>(attribute_val_out) = child;
   *flag = 1;

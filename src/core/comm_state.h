@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <memory>
 
@@ -19,6 +20,7 @@
 namespace mpizip::core {
 
 struct CommContext;
+struct CommHints;
 
 inline constexpr int kMaxCallSites = 128;
 
@@ -58,6 +60,10 @@ struct CommState {
   // What MPIZip owns for the communicator (comm_context.h), while `protocol` is set; operations
   // started on it hold references of their own.
   std::shared_ptr<CommContext> context;
+  // The settings in force where MPI_Info hints changed them (comm_hints.h); null: the process's.
+  // Every value it has pointed to stays in `hints_held` as long as the state.
+  std::atomic<const CommHints*> hints{nullptr};
+  std::vector<std::shared_ptr<const CommHints>> hints_held;
   std::atomic<uint32_t> bulk_tags{0};   // next transfer tag
   p2p::ProbedQueue probed;
   std::array<TypeCounters, 8> sent;     // by format::DType value (1..6)

@@ -4,6 +4,7 @@ libmpizip_core_la_SOURCES += \
 	src/core/agreement.h src/core/agreement.cc \
 	src/core/comm_state.h src/core/comm_state.cc \
 	src/core/comm_context.h src/core/comm_context.cc \
+	src/core/comm_hints.h src/core/comm_hints.cc \
 	src/core/errors.h src/core/errors.cc \
 	src/core/stats.h src/core/stats.cc \
 	src/core/runtime.h src/core/runtime.cc \

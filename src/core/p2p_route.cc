@@ -15,6 +15,7 @@
 #include "p2p/recv.h"
 #include "p2p/send.h"
 #include "p2p/staged.h"
+#include "src/core/comm_hints.h"
 #include "src/core/mpi_beneath.h"
 #include "src/core/errors.h"
 #include "src/core/mpi_status.h"
@@ -237,7 +238,7 @@ struct Small {
                           ? s : nullptr;
     return out;
   }
-  const p2p::SendPolicy& p = send_policy();
+  const p2p::SendPolicy& p = comm_policy(s);  // the communicator's hints included
   out.state = s;
   out.dtype = pt->dtype;
   out.bytes = static_cast<uint64_t>(count) * pt->elems * format::elem_bytes(pt->dtype);
@@ -989,7 +990,10 @@ int comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 }
 
 int comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
-  return created(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
+  const int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+  // The info's hints, not the parent's, before MPIZip sets the communicator up with them.
+  if (rc == MPI_SUCCESS) comm_hints_from_info(*newcomm, info);
+  return created(rc, newcomm);
 }
 
 int comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {

@@ -186,12 +186,14 @@ int protocol_attach(MPI_Comm comm) {
   if (inter) return MPI_SUCCESS;
   CommState* s = comm_state(comm);
   if (s == nullptr || s->protocol.load()) return MPI_SUCCESS;
-  // Ranks whose settings would disagree on the collectives' plans: off here (agreement.h).
-  if (!settings_agree(comm)) return MPI_SUCCESS;
+  // Ranks whose settings would disagree on the collectives' plans: off here (agreement.h). The
+  // communicator's settings: the process's, with the hints it was created with (comm_hints.h).
+  const Settings& st = comm_settings(s);
+  if (!settings_agree(comm, st)) return MPI_SUCCESS;
   std::shared_ptr<CommContext> c;
   // The outcome is the same on every rank (comm_context_create), so the communicator is off
   // everywhere when it fails.
-  if (!ok(comm_context_create(comm, transport_options(), coll_wanted(), &c))) {
+  if (!ok(comm_context_create(comm, transport_options(), coll_wanted(st), &c))) {
     return MPI_SUCCESS;
   }
   s->context = std::move(c);
@@ -245,8 +247,9 @@ std::optional<format::DType> protocol_dtype(CommState* s, MPI_Comm comm, MPI_Dat
 
 p2p::SendPolicy g_policy;
 
-void protocol_refresh_policy() {
-  const Settings& st = settings();
+void protocol_refresh_policy() { g_policy = send_policy_for(settings()); }
+
+p2p::SendPolicy send_policy_for(const Settings& st) {
   p2p::SendPolicy p;
   p.min_bytes = st.min_bytes;
   p.gpu_min_bytes = st.gpu_min_bytes;
@@ -258,7 +261,7 @@ void protocol_refresh_policy() {
   p.own_payload = !progress_thread_running();
   p.chunk_bytes = st.chunk_bytes;  // a multiple of 64 (settings.def): whole elements of every type
   p.fault_after_match = st.fault == kFaultSend;
-  g_policy = p;
+  return p;
 }
 
 p2p::Channel channel_of(CommState* s, MPI_Comm comm) {
@@ -268,7 +271,7 @@ p2p::Channel channel_of(CommState* s, MPI_Comm comm) {
   ch.transport = s->context ? s->context->p2p_transport.get() : nullptr;
   ch.bulk_tags = &s->bulk_tags;
   ch.probed = &s->probed;
-  ch.policy = send_policy();
+  ch.policy = comm_policy(s);  // copied: the operation keeps it whatever hints follow
   return ch;
 }
 

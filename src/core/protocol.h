@@ -13,7 +13,9 @@
 
 #include "kernels/format.h"
 #include "p2p/channel.h"
+#include "src/core/comm_hints.h"
 #include "src/core/comm_state.h"
+#include "src/core/settings.h"
 #include "src/transport/transport.h"
 
 namespace mpizip::core {
@@ -83,6 +85,13 @@ p2p::Channel channel_of(CommState* s, MPI_Comm comm);
 extern p2p::SendPolicy g_policy;
 inline const p2p::SendPolicy& send_policy() { return g_policy; }
 void protocol_refresh_policy();
+// The senders' policy with the settings `st` (a communicator's, comm_hints.h) and the job's facts.
+p2p::SendPolicy send_policy_for(const Settings& st);
+// The senders' policy on the communicator of `s`: send_policy(), or the one its hints make.
+inline const p2p::SendPolicy& comm_policy(const CommState* s) {
+  const CommHints* h = s != nullptr ? s->hints.load(std::memory_order_acquire) : nullptr;
+  return h != nullptr ? h->policy : send_policy();
+}
 
 // The error code MPIZip reports for a corrupt compressed payload (its own error class).
 int corrupt_payload_error();

@@ -297,11 +297,13 @@ std::vector<SettingInfo> describe_settings() {
   };
 #define MPIZIP_SETTING(field, kind, env, def, choices, help)                              \
   out.push_back(SettingInfo{env, type_name(SettingType::kind), def, choices, help,         \
-                            to_text(p.values.field, choices), p.from_env[k++], "", false});
+                            to_text(p.values.field, choices), p.from_env[k++], "", false, ""});
 #define MPIZIP_RANGE(field, least, most, multiple) \
   find(Declared::env_##field).range = range_text(least, most, multiple);
 #define MPIZIP_AGREED(field) find(Declared::env_##field).agreed = true;
+#define MPIZIP_HINT(field, key) find(Declared::env_##field).hint = key;
 #include "src/core/settings.def"
+#undef MPIZIP_HINT
 #undef MPIZIP_AGREED
 #undef MPIZIP_RANGE
 #undef MPIZIP_SETTING
@@ -323,6 +325,111 @@ std::vector<AgreedValue> agreed_values(const Settings& s) {
 #undef MPIZIP_AGREED
 #undef MPIZIP_SETTING
   return out;
+}
+
+namespace {
+
+// Calls fn(&field, type, choices) with hint `k`'s field of `*s`.
+template <typename S, typename Fn>
+void with_hint_field(size_t k, S* s, Fn&& fn) {
+  size_t i = 0;
+#define MPIZIP_SETTING(field, kind, env, def, choices, help)
+#define MPIZIP_HINT(field, key)                                                          \
+  if (i++ == k) {                                                                        \
+    fn(&s->field, Declared::type_##field, Declared::choices_##field);                   \
+    return;                                                                              \
+  }
+#include "src/core/settings.def"
+#undef MPIZIP_HINT
+#undef MPIZIP_SETTING
+}
+
+}  // namespace
+
+const std::vector<HintDecl>& hint_decls() {
+  static const std::vector<HintDecl> decls = [] {
+    std::vector<HintDecl> out;
+#define MPIZIP_SETTING(field, kind, env, def, choices, help)
+#define MPIZIP_HINT(field, key) out.push_back(HintDecl{key, Declared::env_##field, false});
+#include "src/core/settings.def"
+#undef MPIZIP_HINT
+    for (auto& d : out) {
+#define MPIZIP_AGREED(field) \
+  if (std::strcmp(d.env, Declared::env_##field) == 0) d.agreed = true;
+#include "src/core/settings.def"
+#undef MPIZIP_AGREED
+    }
+#undef MPIZIP_SETTING
+    return out;
+  }();
+  return decls;
+}
+
+bool parse_hint(size_t k, const char* text, Settings* s, std::string* why) {
+  if (k >= hint_decls().size()) return false;
+  const char* key = hint_decls()[k].key;
+  bool valid = false;
+  const void* target = nullptr;
+  with_hint_field(k, s, [&](auto* field, SettingType type, const char* choices) {
+    bool b = false;
+    uint64_t sz = 0;
+    int64_t i = 0;
+    double d = 0;
+    int e = 0;
+    valid = parse(type, text, choices, &b, &sz, &i, &d, &e);
+    if (valid) assign(field, b, sz, i, d, e);
+    else *why = std::string(key) + "='" + text + "' is not valid (accepted: " +
+                accepted(type, choices) + ")";
+    target = field;
+  });
+  if (!valid) return false;
+  // The setting's range, as for its variable.
+  std::vector<std::string> warnings;
+  const GetEnv given = [text](const char*) { return text; };
+#define MPIZIP_SETTING(field, kind, env, def, choices, help)
+#define MPIZIP_RANGE(field, least, most, multiple)                                          \
+  if (static_cast<const void*>(&s->field) == target)                                        \
+    check_range(given, Declared::type_##field, key, least, most, multiple, &s->field, &warnings);
+#include "src/core/settings.def"
+#undef MPIZIP_RANGE
+#undef MPIZIP_SETTING
+  if (!warnings.empty()) *why = warnings.front();
+  return true;
+}
+
+std::string hint_text(size_t k, const Settings& s) {
+  std::string out;
+  with_hint_field(k, &s, [&out](const auto* field, SettingType, const char* choices) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(*field)>, bool>) {
+      out = *field ? "true" : "false";
+    } else {
+      out = to_text(*field, choices);
+    }
+  });
+  return out;
+}
+
+uint64_t hint_bits(size_t k, const Settings& s) {
+  uint64_t bits = 0;
+  with_hint_field(k, &s, [&bits](const auto* field, SettingType, const char*) {
+    const auto v = *field;
+    if constexpr (std::is_same_v<decltype(v), const double>) std::memcpy(&bits, &v, sizeof bits);
+    else bits = static_cast<uint64_t>(v);
+  });
+  return bits;
+}
+
+void copy_hint(size_t k, const Settings& from, Settings* to) {
+  size_t i = 0;
+#define MPIZIP_SETTING(field, kind, env, def, choices, help)
+#define MPIZIP_HINT(field, key)  \
+  if (i++ == k) {                \
+    to->field = from.field;      \
+    return;                      \
+  }
+#include "src/core/settings.def"
+#undef MPIZIP_HINT
+#undef MPIZIP_SETTING
 }
 
 std::string setting_text(SettingType type, const char* choices, uint64_t bits) {

@@ -46,6 +46,7 @@ struct SettingInfo {
   bool from_env;        // the variable is set (validly) in the environment
   std::string range;    // the values accepted (MPIZIP_RANGE), as text; empty: any of the type
   bool agreed;          // must be the same on every rank of a communicator (MPIZIP_AGREED)
+  const char* hint;     // the MPI_Info key that overrides it on one communicator (MPIZIP_HINT), or ""
 };
 std::vector<SettingInfo> describe_settings();
 
@@ -67,6 +68,26 @@ struct AgreedValue {
 std::vector<AgreedValue> agreed_values(const Settings& s);
 // A value of a setting of `type` (and `choices`) given as AgreedValue::bits, as text.
 std::string setting_text(SettingType type, const char* choices, uint64_t bits);
+
+// The per-communicator hints (MPIZIP_HINT in settings.def), in declaration order: each one's
+// MPI_Info key and the setting it overrides.
+struct HintDecl {
+  const char* key;  // "mpizip_compress", ...
+  const char* env;  // the setting's variable
+  bool agreed;      // the setting must be the same on every rank of a communicator
+};
+const std::vector<HintDecl>& hint_decls();
+// Parses `text` as a value of hint `k` (the type, choices and range of its setting) into the
+// setting's field of `*s`. False, with the one line to log in `*why`, when `text` is not a value of
+// the setting (`*s` unchanged); a value outside the setting's range is moved into it (clamped, then
+// rounded, as for the variable) with the line in `*why` and true.
+bool parse_hint(size_t k, const char* text, Settings* s, std::string* why);
+// Hint `k`'s value in `s` as MPI_Comm_get_info returns it (a bool as "true" or "false").
+std::string hint_text(size_t k, const Settings& s);
+// Hint `k`'s setting in `s`, as 64 bits as agreed_values() gives them.
+uint64_t hint_bits(size_t k, const Settings& s);
+// Copies hint `k`'s setting from `from` to `*to`.
+void copy_hint(size_t k, const Settings& from, Settings* to);
 
 // Parsers, exposed for tests. Return false on a value they do not accept.
 bool parse_bool(const char* text, bool* out);

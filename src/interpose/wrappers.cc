@@ -7,6 +7,7 @@
 
 #include "src/core/coll_route.h"
 #include "src/core/coll_staging.h"
+#include "src/core/comm_hints.h"
 #include "src/core/mpi_beneath.h"
 #include "src/core/p2p_route.h"
 #include "src/core/requests.h"

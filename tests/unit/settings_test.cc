@@ -185,5 +185,65 @@ TEST(Agreement, HashAndLine) {
             "rank 2); MPIZip is off for that communicator: its calls go to the MPI library");
 }
 
+TEST(Hints, DeclaredWithTheirSettings) {
+  const auto& decls = hint_decls();
+  ASSERT_EQ(decls.size(), 4u);
+  const std::map<std::string, std::pair<std::string, bool>> want{
+      {"mpizip_compress", {"MPIZIP_HOST_COMPRESS", false}},
+      {"mpizip_min_bytes", {"MPIZIP_MIN_BYTES", false}},
+      {"mpizip_allreduce", {"MPIZIP_ALLREDUCE", true}},
+      {"mpizip_tma", {"MPIZIP_TMA", true}}};
+  for (const auto& d : decls) {
+    auto it = want.find(d.key);
+    ASSERT_NE(it, want.end()) << d.key;
+    EXPECT_EQ(it->second.first, d.env);
+    EXPECT_EQ(it->second.second, d.agreed) << d.key;
+  }
+  size_t described = 0;
+  for (const auto& s : describe_settings()) {
+    if (*s.hint == '\0') continue;
+    ++described;
+    EXPECT_EQ(want.at(s.hint).first, s.env);
+  }
+  EXPECT_EQ(described, 4u);
+}
+
+TEST(Hints, ParseKeepsTheValueInForceOnInvalidInput) {
+  std::map<std::string, std::string> env;
+  std::vector<std::string> warnings;
+  const Settings base = parse_settings(env_of(env), &warnings);
+  auto index = [](const char* key) {
+    for (size_t k = 0; k < hint_decls().size(); ++k)
+      if (std::string(hint_decls()[k].key) == key) return k;
+    return hint_decls().size();
+  };
+  Settings s = base;
+  std::string why;
+  EXPECT_TRUE(parse_hint(index("mpizip_compress"), "true", &s, &why));
+  EXPECT_TRUE(why.empty());
+  EXPECT_TRUE(s.host_compress);
+  EXPECT_EQ(hint_text(index("mpizip_compress"), s), "true");
+  EXPECT_TRUE(parse_hint(index("mpizip_min_bytes"), "64K", &s, &why));
+  EXPECT_EQ(s.min_bytes, 65536u);
+  EXPECT_EQ(hint_text(index("mpizip_min_bytes"), s), "65536");
+  EXPECT_FALSE(parse_hint(index("mpizip_min_bytes"), "abc", &s, &why));
+  EXPECT_EQ(why, "mpizip_min_bytes='abc' is not valid (accepted: a byte count with optional K, M "
+                 "or G suffix)");
+  EXPECT_EQ(s.min_bytes, 65536u);
+  why.clear();
+  EXPECT_TRUE(parse_hint(index("mpizip_tma"), "off", &s, &why));
+  EXPECT_EQ(hint_text(index("mpizip_tma"), s), "off");
+  EXPECT_FALSE(parse_hint(index("mpizip_tma"), "maybe", &s, &why));
+  EXPECT_EQ(hint_text(index("mpizip_tma"), s), "off");
+  EXPECT_TRUE(parse_hint(index("mpizip_allreduce"), "TwoShot", &s, &why));
+  EXPECT_EQ(hint_text(index("mpizip_allreduce"), s), "twoshot");
+  EXPECT_NE(hint_bits(index("mpizip_allreduce"), s), hint_bits(index("mpizip_allreduce"), base));
+  // Back to the process's value, one setting at a time.
+  copy_hint(index("mpizip_allreduce"), base, &s);
+  EXPECT_EQ(s.allreduce, base.allreduce);
+  EXPECT_EQ(s.min_bytes, 65536u);
+  EXPECT_FALSE(parse_hint(hint_decls().size(), "1", &s, &why));
+}
+
 }  // namespace
 }  // namespace mpizip::core
