@@ -59,6 +59,7 @@ include tests/ucx.mk
 include tests/coll.mk
 include tests/netns.mk
 include tests/transport.mk
+include tests/fortran/local.mk
 
 # Python (python/mpizip, mpi4py and NumPy): skipped where they are missing.
 TESTS += tests/python/mpi4py.sh

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "src/core/p2p_route.h"
+#include "src/platform/log.h"
 
 #if MPIZIP_FORTRAN_ENTRIES
 
@@ -142,8 +143,13 @@ LibraryEntry::LibraryEntry(const char* lower, const char* upper) {
   const std::string l = std::string("pmpi_") + lower;
   const std::string names[4] = {l + "_", l + "__", l, std::string("PMPI_") + upper};
   for (const std::string& name : names) {
-    if ((fn_ = dlsym(RTLD_NEXT, name.c_str())) != nullptr) return;
+    if ((fn_ = dlsym(RTLD_NEXT, name.c_str())) != nullptr) {
+      MPIZIP_DEBUG("Fortran MPI_%s: nothing for MPIZip to do, the MPI library's own %s", upper,
+                 name.c_str());
+      return;
+    }
   }
+  MPIZIP_DEBUG("Fortran MPI_%s: the MPI library has no pmpi_ entry point, converted", upper);
 }
 
 }  // namespace mpizip::interpose::fortran

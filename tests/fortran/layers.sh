@@ -1,0 +1,51 @@
+#!/bin/sh
+# Which layer the MPI library's Fortran bindings call, and that libmpizip intercepts at that layer.
+#
+# 1. c_layer_probe, a C-level PMPI tool (as MPIZip's C entry points are), preloaded alone under a C
+#    program (control: it sees its calls) and under fortran_calls built with mpif.h, use mpi and
+#    use mpi_f08. Open MPI's Fortran bindings call its PMPI_ functions directly: the probe must see
+#    none of the Fortran programs' calls, which is why libmpizip has Fortran entry points of its
+#    own (src/interpose/fortran.h). With another library the counts are printed.
+# 2. Open MPI: libmpizip exports, for each of its C entry points MPI_<Name>, the Fortran ones:
+#    mpi_<name>_, mpi_<name>__, mpi_<name>, MPI_<NAME> and mpi_<name>_f08_ (fortran_gen.cc).
+# tests/fortran/fortran.sh runs the programs under libmpizip and checks its statistics.
+. "$(dirname "$0")/../mpi/lib.sh"
+bin=$MPIZIP_BUILDDIR/tests/fortran
+probe=$bin/.libs/libc_layer_probe.so
+[ -x "$bin/fortran_calls_f08" ] || { echo "SKIP: no MPI Fortran compiler (configure's MPIFC)"; exit 77; }
+[ -f "$probe" ] || fail "$probe not built"
+openmpi=no
+"$MPIRUN" --version 2>&1 | grep -q "Open MPI" && openmpi=yes
+
+out=$(run_mpi_preload "$probe" 2 "$MPIZIP_BUILDDIR/tests/mpi/smoke" 2>&1) || fail "smoke under the probe: $out"
+line=$(echo "$out" | grep "^c_layer_probe:" | head -n 1)
+echo "C program: $line"
+echo "$line" | grep -q "MPI_Send=[1-9]" || fail "the probe does not see a C program's MPI_Send"
+
+for flavour in mpifh usempi f08; do
+  out=$(run_mpi_preload "$probe" 2 "$bin/fortran_calls_$flavour" 2>&1) ||
+    fail "fortran_calls_$flavour under the probe: $out"
+  [ "$(echo "$out" | grep -c ": ok$")" = 2 ] || fail "fortran_calls_$flavour under the probe: $out"
+  line=$(echo "$out" | grep "^c_layer_probe:" | head -n 1)
+  [ -n "$line" ] || fail "no probe counts for $flavour: $out"
+  echo "Fortran $flavour: $line"
+  if [ "$openmpi" = yes ] && echo "$line" | grep -q "=[1-9]"; then
+    fail "Open MPI's $flavour bindings reached the C MPI_ functions: revisit src/interpose/fortran.h"
+  fi
+done
+
+if [ "$openmpi" = yes ]; then
+  command -v nm >/dev/null 2>&1 || { echo "SKIP: no nm"; exit 77; }
+  syms=$(nm -D --defined-only "$MPIZIP_LIB" | awk '{print $3}')
+  c_entries=$(echo "$syms" | grep '^MPI_[A-Z][a-z0-9_]*$')
+  [ "$(echo "$c_entries" | wc -l)" -gt 80 ] || fail "libmpizip exports too few C entry points"
+  for c in $c_entries; do
+    lower=$(echo "$c" | tr 'A-Z' 'a-z')
+    upper=$(echo "$c" | tr 'a-z' 'A-Z')
+    for f in "${lower}_" "${lower}__" "$lower" "$upper" "${lower}_f08_"; do
+      echo "$syms" | grep -qx "$f" || fail "libmpizip has $c but no Fortran entry point $f"
+    done
+  done
+  echo "libmpizip: Fortran entry points for all $(echo "$c_entries" | wc -l) C entry points"
+fi
+exit 0
