@@ -274,7 +274,7 @@ contains
     do j = 1, size(v)
       s = xorshift(s)
       if (mod(j, 97) == 0) then
-        v(j) = int(ishft(s, -20), 4)
+        v(j) = transfer(ishft(s, -20), v(j))
       else
         v(j) = transfer(real(sin(0.001d0 * j) * 100d0, 4), v(j))
       end if
