@@ -5,7 +5,10 @@
 #    program (control: it sees its calls) and under fortran_calls built with mpif.h, use mpi and
 #    use mpi_f08. Open MPI's Fortran bindings call its PMPI_ functions directly: the probe must see
 #    none of the Fortran programs' calls, which is why libmpizip has Fortran entry points of its
-#    own (src/interpose/fortran.h). With another library the counts are printed.
+#    own (src/interpose/fortran.h). Any other library (MPICH) must call the C MPI_ functions from
+#    mpif.h and use mpi, where libmpizip's C entry points see them: the probe must count each of
+#    the program's MPI_Init, MPI_Allreduce and MPI_Finalize calls. (MPICH's use mpi_f08 is not
+#    intercepted; docs/DESIGN.md, "The Fortran entry points".)
 # 2. Open MPI: libmpizip exports, for each of its C entry points MPI_<Name>, the Fortran ones:
 #    mpi_<name>_, mpi_<name>__, mpi_<name>, MPI_<NAME> and mpi_<name>_f08_ (fortran_gen.cc).
 # tests/fortran/fortran.sh runs the programs under libmpizip and checks its statistics.
@@ -22,15 +25,22 @@ line=$(echo "$out" | grep "^c_layer_probe:" | head -n 1)
 echo "C program: $line"
 echo "$line" | grep -q "MPI_Send=[1-9]" || fail "the probe does not see a C program's MPI_Send"
 
-for flavour in mpifh usempi f08; do
+flavours="mpifh usempi f08"
+[ "$openmpi" = yes ] || flavours="mpifh usempi"
+for flavour in $flavours; do
   out=$(run_mpi_preload "$probe" 2 "$bin/fortran_calls_$flavour" 2>&1) ||
     fail "fortran_calls_$flavour under the probe: $out"
   [ "$(echo "$out" | grep -c ": ok$")" = 2 ] || fail "fortran_calls_$flavour under the probe: $out"
   line=$(echo "$out" | grep "^c_layer_probe:" | head -n 1)
   [ -n "$line" ] || fail "no probe counts for $flavour: $out"
   echo "Fortran $flavour: $line"
-  if [ "$openmpi" = yes ] && echo "$line" | grep -q "=[1-9]"; then
-    fail "Open MPI's $flavour bindings reached the C MPI_ functions: revisit src/interpose/fortran.h"
+  if [ "$openmpi" = yes ]; then
+    if echo "$line" | grep -q "=[1-9]"; then
+      fail "Open MPI's $flavour bindings reached the C MPI_ functions: revisit src/interpose/fortran.h"
+    fi
+  else
+    echo "$line" | grep "MPI_Init=1 " | grep "MPI_Allreduce=3 " | grep -q "MPI_Finalize=1" ||
+      fail "this library's $flavour bindings bypass the C MPI_ functions, where libmpizip has no Fortran entry points"
   fi
 done
 
