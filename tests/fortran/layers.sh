@@ -10,7 +10,8 @@
 #    the program's MPI_Init, MPI_Allreduce and MPI_Finalize calls. (MPICH's use mpi_f08 is not
 #    intercepted; docs/DESIGN.md, "The Fortran entry points".)
 # 2. Open MPI: libmpizip exports, for each of its C entry points MPI_<Name>, the Fortran ones:
-#    mpi_<name>_, mpi_<name>__, mpi_<name>, MPI_<NAME> and mpi_<name>_f08_ (fortran_gen.cc).
+#    mpi_<name>_, mpi_<name>__, mpi_<name>, MPI_<NAME> and mpi_<name>_f08_ (fortran_gen.cc), but
+#    for the rows of mpi_calls.def the generator names as having none (printed here).
 # tests/fortran/fortran.sh runs the programs under libmpizip and checks its statistics.
 . "$(dirname "$0")/../mpi/lib.sh"
 bin=$MPIZIP_BUILDDIR/tests/fortran
@@ -49,7 +50,12 @@ if [ "$openmpi" = yes ]; then
   syms=$(nm -D --defined-only "$MPIZIP_LIB" | awk '{print $3}')
   c_entries=$(echo "$syms" | grep '^MPI_[A-Z][a-z0-9_]*$')
   [ "$(echo "$c_entries" | wc -l)" -gt 80 ] || fail "libmpizip exports too few C entry points"
+  without=$(sed -n 's/^\/\/ .* have Fortran entry points; without: //p' \
+    "$MPIZIP_BUILDDIR/src/interpose/fortran_entries.cc")
+  [ -n "$without" ] || fail "src/interpose/fortran_entries.cc does not say which rows it covers"
+  echo "rows without Fortran entry points: $without"
   for c in $c_entries; do
+    case " $without " in *" $c "*) continue ;; esac
     lower=$(echo "$c" | tr 'A-Z' 'a-z')
     upper=$(echo "$c" | tr 'a-z' 'A-Z')
     for f in "${lower}_" "${lower}__" "$lower" "$upper" "${lower}_f08_"; do
