@@ -29,23 +29,31 @@ constexpr int kStatusSize = static_cast<int>(sizeof(MPI_Status) / sizeof(MPI_Fin
 static_assert(sizeof(MPI_Status) == kStatusSize * sizeof(MPI_Fint),
               "a Fortran status holds the C status's integers");
 
+#if MPIZIP_FORTRAN_F77
 // The four manglings a Fortran compiler may give the symbol of a common block or procedure.
 void find_mangled(const char* lower, const char* upper, const void* out[4]) {
   const std::string l(lower);
   const std::string names[4] = {l + "_", l, l + "__", upper};
   for (int i = 0; i < 4; ++i) out[i] = dlsym(RTLD_DEFAULT, names[i].c_str());
 }
+#endif
 
 // Open MPI's Fortran constants are common blocks that its C library (libmpi) exports under the
 // compiler's mangling, and that the program's own copy replaces where it has one: the address the
-// library compares with, and the one dlsym finds first.
+// library compares with, and the one dlsym finds first. MPI_STATUS(ES)_IGNORE: the C constants
+// MPI-2.2 defines for them. MPICH's entry points are its mpi_f08 ones without a buffer, whose
+// MPI_STATUS(ES)_IGNORE are the C constants MPI-3 defines for those.
 Sentinels find_sentinels() {
   Sentinels s;
+#if MPIZIP_FORTRAN_F77
   find_mangled("mpi_fortran_in_place", "MPI_FORTRAN_IN_PLACE", s.in_place);
   find_mangled("mpi_fortran_bottom", "MPI_FORTRAN_BOTTOM", s.bottom);
-  // The C constants MPI-2.2 defines for the Fortran MPI_STATUS(ES)_IGNORE.
   s.status_ignore = MPI_F_STATUS_IGNORE;
   s.statuses_ignore = MPI_F_STATUSES_IGNORE;
+#else
+  s.status_ignore = reinterpret_cast<const MPI_Fint*>(MPI_F08_STATUS_IGNORE);
+  s.statuses_ignore = reinterpret_cast<const MPI_Fint*>(MPI_F08_STATUSES_IGNORE);
+#endif
   return s;
 }
 
@@ -53,6 +61,7 @@ bool is_one_of(const void* p, const void* const set[4]) {
   return p != nullptr && (p == set[0] || p == set[1] || p == set[2] || p == set[3]);
 }
 
+#if defined(OPEN_MPI)
 // Fortran handles of MPIZip's own messages: a range Open MPI never gives its Fortran message
 // handles, which are indices of a table.
 static_assert(std::is_pointer_v<MPI_Message>, "Open MPI's handles are pointers");
@@ -60,6 +69,7 @@ constexpr MPI_Fint kHeldBase = 0x4d5a0000;
 std::mutex g_held_mutex;
 std::unordered_map<MPI_Fint, MPI_Message> g_held;
 MPI_Fint g_next_held = 0;
+#endif
 
 }  // namespace
 
@@ -84,6 +94,7 @@ void Statuses::back() {
   for (int i = 0; i < c_.size(); ++i) MPI_Status_c2f(&c_[i], f_ + i * kStatusSize);
 }
 
+#if defined(OPEN_MPI)
 MPI_Message message_f2c(MPI_Fint f) {
   if ((f & ~0xffff) == kHeldBase) {
     std::lock_guard<std::mutex> lock(g_held_mutex);
@@ -107,6 +118,10 @@ MPI_Fint message_c2f(MPI_Message c, MPI_Fint previous) {
   }
   return MPI_Message_c2f(MPI_MESSAGE_NULL);
 }
+#else
+MPI_Message message_f2c(MPI_Fint f) { return MPI_Message_f2c(f); }
+MPI_Fint message_c2f(MPI_Message c, MPI_Fint) { return MPI_Message_c2f(c); }
+#endif
 
 int types_count(MPI_Comm comm, bool neighbor, bool send) {
   int n = 0;
@@ -140,8 +155,12 @@ int types_count(MPI_Comm comm, bool neighbor, bool send) {
 }
 
 LibraryEntry::LibraryEntry(const char* lower, const char* upper) {
+#if MPIZIP_FORTRAN_F77
   const std::string l = std::string("pmpi_") + lower;
   const std::string names[4] = {l + "_", l + "__", l, std::string("PMPI_") + upper};
+#else
+  const std::string names[1] = {std::string("pmpir_") + lower + "_f08_"};
+#endif
   for (const std::string& name : names) {
     if ((fn_ = dlsym(RTLD_NEXT, name.c_str())) != nullptr) {
       MPIZIP_DEBUG("Fortran MPI_%s: nothing for MPIZip to do, the MPI library's own %s", upper,

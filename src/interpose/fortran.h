@@ -16,18 +16,31 @@
 #include <cstddef>
 #include <memory>
 
-// Whether libmpizip defines Fortran entry points: where the MPI library's own Fortran layer calls
-// the C library's PMPI_ functions, which the C entry points never see (Open MPI: mpif.h, use mpi
-// and use mpi_f08 alike; tests/fortran/layers.sh shows it). MPICH's mpif.h and use mpi call the C
-// MPI_ functions, which the C entry points intercept. MPIZIP_FORTRAN_F08: Open MPI's mpi_f08
-// procedures take the same arguments as mpif.h's (handles as one INTEGER, TYPE(MPI_Status) laid
-// out as INTEGER(MPI_STATUS_SIZE), buffers by address, IERROR optional), checked for 4.x.
+// Which Fortran entry points libmpizip defines: those the MPI library's own Fortran layer keeps
+// from the C entry points, by calling the C library's PMPI_ functions itself (tests/fortran/
+// layers.sh shows which).
+// - Open MPI: all of mpif.h's and use mpi's (MPIZIP_FORTRAN_F77: mpi_send_ and the other
+//   manglings) and use mpi_f08's (MPIZIP_FORTRAN_F08: mpi_send_f08_, whose arguments are laid out
+//   as mpif.h's: handles as one INTEGER, TYPE(MPI_Status) as INTEGER(MPI_STATUS_SIZE), buffers by
+//   address, IERROR optional; checked for 4.x).
+// - MPICH: its mpif.h and use mpi call the C MPI_ functions, and so do its mpi_f08 procedures
+//   that take a buffer (mpi_send_f08ts_, with an array descriptor); its other mpi_f08 procedures
+//   (mpi_wait_f08_, ...) call PMPI_: those, the calls without a buffer, are defined
+//   (MPIZIP_FORTRAN_F08 alone; their TYPE(MPI_Status) is MPICH's C status, their
+//   MPI_STATUS_IGNORE its MPI_F08_STATUS_IGNORE).
+// MPIZIP_FORTRAN_PRIMARY(f77, f08) names the symbol an entry point is defined under.
 #if defined(OPEN_MPI)
 #define MPIZIP_FORTRAN_ENTRIES 1
+#define MPIZIP_FORTRAN_F77 1
 #define MPIZIP_FORTRAN_F08 (OMPI_MAJOR_VERSION == 4)
+#define MPIZIP_FORTRAN_PRIMARY(f77, f08) f77
+#elif defined(MPICH_VERSION)
+#define MPIZIP_FORTRAN_ENTRIES 1
+#define MPIZIP_FORTRAN_F77 0
+#define MPIZIP_FORTRAN_F08 1
+#define MPIZIP_FORTRAN_PRIMARY(f77, f08) f08
 #else
 #define MPIZIP_FORTRAN_ENTRIES 0
-#define MPIZIP_FORTRAN_F08 0
 #endif
 
 namespace mpizip::interpose::fortran {
@@ -36,7 +49,7 @@ static_assert(sizeof(MPI_Fint) == sizeof(int),
               "INTEGER arrays (counts, displacements, indices) are passed to C unchanged");
 
 // The addresses of the MPI library's Fortran constants, found once (Open MPI's common blocks,
-// under each name mangling a compiler may give them).
+// under each name mangling a compiler may give them; MPICH's mpi_f08 MPI_STATUS(ES)_IGNORE).
 struct Sentinels {
   const void* in_place[4] = {};
   const void* bottom[4] = {};
@@ -110,7 +123,8 @@ class Statuses {
 
 // MPI_Message handles: the library's, or MPIZip's own for messages a matched probe took on a
 // protocol communicator (core::held_message), which Open MPI's MPI_Message_c2f cannot take (it
-// reads the handle as its own object): these get Fortran handles from a table here.
+// reads the handle as its own object): these get Fortran handles from a table here. (MPICH's
+// handles are integers, its Fortran handles the same integers, MPIZip's own included.)
 // message_c2f forgets `previous`, a Fortran handle of MPIZip's now consumed (MPI_Mrecv).
 MPI_Message message_f2c(MPI_Fint f);
 MPI_Fint message_c2f(MPI_Message c, MPI_Fint previous);
@@ -122,7 +136,7 @@ MPI_Fint message_c2f(MPI_Message c, MPI_Fint previous);
 int types_count(MPI_Comm comm, bool neighbor, bool send);
 
 // The MPI library's own Fortran entry point of a call (its pmpi_ form, whichever mangling it was
-// built with), found once: where MPIZip has nothing to do in the process, a Fortran call goes to it
+// built with; MPICH's mpi_f08 pmpir_<name>_f08_), found once: where MPIZip has nothing to do in the process, a Fortran call goes to it
 // untouched. Null where the library has none (then the call is converted as usual).
 class LibraryEntry {
  public:

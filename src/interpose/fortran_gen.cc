@@ -2,9 +2,10 @@
 // the same macros as the C entry points (the preprocessor hands over each row's name and parameter
 // list as text). Each entry point takes the Fortran arguments (all by reference, then IERROR),
 // converts them (fortran.h) and calls interpose::call_<name>, the C entry point's body, so a call
-// behaves the same from either language. It is exported under the names Fortran compilers give
-// `MPI_<NAME>` (mpi_<name>_, mpi_<name>__, mpi_<name>, MPI_<NAME>) and, for Open MPI's mpi_f08
-// module, mpi_<name>_f08_ (same arguments there, IERROR optional).
+// behaves the same from either language. With Open MPI it is exported under the names Fortran
+// compilers give `MPI_<NAME>` (mpi_<name>_, mpi_<name>__, mpi_<name>, MPI_<NAME>) and, for its
+// mpi_f08 module, mpi_<name>_f08_ (same arguments there, IERROR optional); with MPICH as
+// mpi_<name>_f08_ alone, for the calls without a buffer (fortran.h says why).
 //
 // Each parameter is converted by its C type and, where the type alone does not say, its name
 // (fortran_gen.cc's `classify`). A row with a parameter of a kind not known here gets no Fortran
@@ -121,6 +122,7 @@ struct Piece {
 
 struct Entry {
   std::vector<Piece> pieces;
+  bool buffer = false;  // the call takes a choice buffer
   std::string why_not;  // non-empty: no Fortran entry point for this row
 };
 
@@ -153,6 +155,7 @@ Entry classify(const Row& row) {
     if (p.type == "const void*" || p.type == "void*") {
       x.decl = "void* " + n;
       x.arg = std::string("fortran::buffer(") + n + (p2p ? ", false)" : ", true)");
+      e.buffer = true;
     } else if ((p.type == "int*" && n == "argc") || (p.type == "char***" && n == "argv")) {
       x.arg = "nullptr";  // MPI_INIT and MPI_INIT_THREAD have no command line in Fortran
     } else if (p.type == "int" && !p.array) {
@@ -282,8 +285,11 @@ int main() {
       if (!x.multi.empty()) multi += "      " + x.multi + "\n";
     }
     const std::string sig = "(" + decls + "MPI_Fint* ierror)";
+    // MPICH's mpi_f08 reaches the C entry points for the calls with a buffer (fortran.h).
+    if (e.buffer) std::printf("#if MPIZIP_FORTRAN_F77\n");
     std::printf("// MPI_%s%s\n", row.name, row.params);
-    std::printf("extern \"C\" MPIZIP_EXPORT void mpi_%s_%s {\n", lo.c_str(), sig.c_str());
+    std::printf("extern \"C\" MPIZIP_EXPORT void MPIZIP_FORTRAN_PRIMARY(mpi_%s_, mpi_%s_f08_)%s {\n",
+                lo.c_str(), lo.c_str(), sig.c_str());
     if (!row.always) {
       // Where MPIZip has nothing to do, the library's own Fortran entry point, untouched.
       std::printf(
@@ -304,13 +310,17 @@ int main() {
     if (!multi.empty())
       std::printf("    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {\n%s    }\n", multi.c_str());
     std::printf("    fortran::set_error(ierror, rc);\n  }\n}\n");
+    std::printf("#if MPIZIP_FORTRAN_F77\n");
     for (const std::string& alias : {"mpi_" + lo + "__", "mpi_" + lo, "MPI_" + up})
       std::printf("extern \"C\" MPIZIP_EXPORT void %s%s __attribute__((alias(\"mpi_%s_\")));\n",
                   alias.c_str(), sig.c_str(), lo.c_str());
     std::printf("#if MPIZIP_FORTRAN_F08\n"
                 "extern \"C\" MPIZIP_EXPORT void mpi_%s_f08_%s __attribute__((alias(\"mpi_%s_\")));\n"
-                "#endif\n\n",
+                "#endif\n"
+                "#endif\n",
                 lo.c_str(), sig.c_str(), lo.c_str());
+    if (e.buffer) std::printf("#endif  // MPIZIP_FORTRAN_F77\n");
+    std::printf("\n");
   }
   std::printf("#endif  // MPIZIP_FORTRAN_ENTRIES\n\n"
               "// %d rows of mpi_calls.def have Fortran entry points; without: %s\n",
