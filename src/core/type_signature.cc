@@ -53,7 +53,9 @@ Basic fortran_real(MPI_Datatype t) {
     for (int i = 0; i < 4; ++i) {
       int size = 0;
       b[i] = Basic::kOther;
-      if (kReals[i] == MPI_DATATYPE_NULL || PMPI_Type_size(kReals[i], &size) != MPI_SUCCESS) continue;
+      if (kReals[i] == MPI_DATATYPE_NULL || PMPI_Type_size(kReals[i], &size) != MPI_SUCCESS) {
+        continue;
+      }
       b[i] = size == 4 ? Basic::kFloat : size == 8 ? Basic::kDouble : Basic::kOther;
     }
     return b;

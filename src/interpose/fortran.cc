@@ -129,8 +129,8 @@ int types_count(MPI_Comm comm, bool neighbor, bool send) {
   if (!neighbor) {
     int inter = 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return 0;
-    if ((inter ? PMPI_Comm_remote_size(comm, &n) : PMPI_Comm_size(comm, &n)) != MPI_SUCCESS) return 0;
-    return n;
+    const int rc = inter ? PMPI_Comm_remote_size(comm, &n) : PMPI_Comm_size(comm, &n);
+    return rc == MPI_SUCCESS ? n : 0;
   }
   int topo = MPI_UNDEFINED;
   if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return 0;

@@ -3,12 +3,13 @@
 // same name (interpose::call_<name>) and its results back.
 //
 // A Fortran MPI procedure receives every argument by reference: INTEGERs and handles as MPI_Fint,
-// choice buffers as addresses, statuses as MPI_Fint arrays, and an IERROR that Open MPI's mpi_f08
+// choice buffers as addresses, statuses as MPI_Fint arrays, and an IERROR that the mpi_f08
 // bindings may leave out (a null pointer). Handles go through the MPI library's MPI_<kind>_f2c and
 // _c2f (MPIZip's own message handles through a table here), statuses through MPI_Status_f2c and
 // _c2f, and the Fortran sentinels MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE and
 // MPI_STATUSES_IGNORE, which are addresses of the library's Fortran variables, become the C ones.
-// docs/DESIGN.md ("Fortran") says which library's Fortran layer needs this and why.
+// docs/DESIGN.md ("The Fortran entry points") says which libraries' Fortran layers need this and
+// why.
 #pragma once
 
 #include <mpi.h>
@@ -136,8 +137,9 @@ MPI_Fint message_c2f(MPI_Message c, MPI_Fint previous);
 int types_count(MPI_Comm comm, bool neighbor, bool send);
 
 // The MPI library's own Fortran entry point of a call (its pmpi_ form, whichever mangling it was
-// built with; MPICH's mpi_f08 pmpir_<name>_f08_), found once: where MPIZip has nothing to do in the process, a Fortran call goes to it
-// untouched. Null where the library has none (then the call is converted as usual).
+// built with; MPICH's mpi_f08 pmpir_<name>_f08_), found once: where MPIZip has nothing to do in
+// the process, a Fortran call goes to it untouched. Null where the library has none (then the call
+// is converted as usual).
 class LibraryEntry {
  public:
   LibraryEntry(const char* lower, const char* upper);
