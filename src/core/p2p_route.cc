@@ -605,6 +605,15 @@ MPI_Message hold_message(MPI_Comm comm, std::unique_ptr<p2p::ProbedMessage> m) {
   return h;
 }
 
+}  // namespace
+
+bool held_message(MPI_Message h) {
+  std::lock_guard<std::mutex> lock(g_messages_mutex);
+  return g_messages.count(h) != 0;
+}
+
+namespace {
+
 std::optional<HeldMessage> release_message(MPI_Message h) {
   std::lock_guard<std::mutex> lock(g_messages_mutex);
   auto it = g_messages.find(h);

@@ -42,6 +42,9 @@ int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
             MPI_Status* status);
 int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status);
 int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request);
+// Whether `message` is a handle of MPIZip's own (a message a matched probe took on a protocol
+// communicator), which the MPI library does not know: its MPI_Message_c2f would not take it.
+bool held_message(MPI_Message message);
 
 // Communicator creation and release: the MPI call, then the protocol's collective setup.
 int comm_dup(MPI_Comm comm, MPI_Comm* newcomm);

@@ -1,5 +1,6 @@
 #include "src/core/type_signature.h"
 
+#include <array>
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -42,10 +43,37 @@ size_t basic_bytes(Basic b) {
   }
 }
 
+}  // namespace
+
+Basic fortran_real(MPI_Datatype t) {
+  static const MPI_Datatype kReals[4] = {MPI_REAL, MPI_REAL4, MPI_DOUBLE_PRECISION, MPI_REAL8};
+  // Their sizes, asked once (MPIZip asks only once MPI is initialised).
+  static const auto kBasics = [] {
+    std::array<Basic, 4> b{};
+    for (int i = 0; i < 4; ++i) {
+      int size = 0;
+      b[i] = Basic::kOther;
+      if (kReals[i] == MPI_DATATYPE_NULL || PMPI_Type_size(kReals[i], &size) != MPI_SUCCESS) {
+        continue;
+      }
+      b[i] = size == 4 ? Basic::kFloat : size == 8 ? Basic::kDouble : Basic::kOther;
+    }
+    return b;
+  }();
+  for (int i = 0; i < 4; ++i)
+    if (t == kReals[i] && t != MPI_DATATYPE_NULL) return kBasics[i];
+  return Basic::kOther;
+}
+
+namespace {
+
 // The signature of a datatype MPI calls named, or of one of MPIZip's own (kOther: neither).
 TypeSignature named(MPI_Datatype t) {
   if (t == MPI_FLOAT) return TypeSignature{Basic::kFloat, 0, true, 0};
   if (t == MPI_DOUBLE) return TypeSignature{Basic::kDouble, 0, true, 0};
+  if (const Basic real = fortran_real(t); real != Basic::kOther) {
+    return TypeSignature{real, 0, true, 0};
+  }
   if (t == MPIZip_bf16) return TypeSignature{Basic::kU16, 0, true, MPIZIP_ELEM_BF16};
   if (t == MPIZip_fp16) return TypeSignature{Basic::kU16, 0, true, MPIZIP_ELEM_FP16};
   if (t == MPIZip_fp8_e4m3) return TypeSignature{Basic::kU8, 0, true, MPIZIP_ELEM_FP8_E4M3};
@@ -251,6 +279,9 @@ TypeSignature type_signature(MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) return TypeSignature{};
   if (type == MPI_FLOAT) return TypeSignature{Basic::kFloat, 1, true, 0};
   if (type == MPI_DOUBLE) return TypeSignature{Basic::kDouble, 1, true, 0};
+  if (const Basic real = fortran_real(type); real != Basic::kOther) {
+    return TypeSignature{real, 1, true, 0};
+  }
   // The last predefined datatype of another basic type this thread looked up (a code sending
   // MPI_CHAR or MPI_INT sends it again and again): one compare instead of the table's scan.
   // Predefined handles only: a derived one may be freed and its handle reused.

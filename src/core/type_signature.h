@@ -18,8 +18,8 @@ namespace mpizip::core {
 enum class Basic : uint8_t {
   kEmpty = 0,   // the empty signature (a datatype of size 0)
   kOther = 1,   // any other basic type, or a signature mixing several: `elems` counts its bytes
-  kFloat = 2,   // MPI_FLOAT
-  kDouble = 3,  // MPI_DOUBLE
+  kFloat = 2,   // MPI_FLOAT, and Fortran's MPI_REAL and MPI_REAL4 (4 bytes)
+  kDouble = 3,  // MPI_DOUBLE, and Fortran's MPI_DOUBLE_PRECISION and MPI_REAL8 (8 bytes)
   kU16 = 4,     // MPI_UINT16_T, and MPIZIP_BF16 / MPIZIP_FP16 (duplicates of it)
   kU8 = 5,      // MPI_UINT8_T, and MPIZIP_FP8_E4M3 / MPIZIP_FP8_E5M2
 };
@@ -41,6 +41,12 @@ struct TypeSignature {
 // MPI_Type_dup, which keeps the signature). At MPI_Init, after MPIZip's own datatypes exist
 // (MPIZIP_BF16, ...: derived datatypes to MPI, basic types to the protocol).
 int type_signature_setup();
+
+// kFloat or kDouble for Fortran's MPI_REAL, MPI_REAL4, MPI_DOUBLE_PRECISION and MPI_REAL8 by
+// their size (IEEE binary32 and binary64 as every Fortran compiler MPI libraries support lays them
+// out), kOther for any other datatype: a Fortran program's reals take the protocol and the
+// collectives' engines as a C program's floats and doubles do.
+Basic fortran_real(MPI_Datatype type);
 
 // The signature of `type`. Predefined datatypes are recognised by handle; a derived datatype is
 // decoded once (MPI_Type_get_envelope / MPI_Type_get_contents, recursively) and cached on it.

@@ -1,60 +1,20 @@
-// The MPI_* entry points, generated from mpi_calls.def. Each wrapper decides nothing itself: it
-// counts the call when statistics are on and hands it to the handler the table names.
+// The C MPI_* entry points, generated from mpi_calls.def. Each is interpose::call_<name>
+// (calls.h): it decides nothing itself.
 #include <mpi.h>
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>  // Open MPI's extensions: declares MPIX_Query_cuda_support where it has it
 #endif
 
-#include "src/core/coll_route.h"
-#include "src/core/coll_staging.h"
-#include "src/core/comm_hints.h"
 #include "src/core/mpi_beneath.h"
-#include "src/core/p2p_route.h"
-#include "src/core/requests.h"
-#include "src/core/runtime.h"
-#include "src/core/stats.h"
-
-namespace mpizip {
-namespace {
-
-enum CallIndex : int {
-#define MPIZIP_CALL(name, params, args, comm, bytes, handler) kCall##name,
-#define MPIZIP_CALL_ALWAYS(name, params, args, handler) kCall##name,
-#include "src/interpose/mpi_calls.def"
-#undef MPIZIP_CALL
-#undef MPIZIP_CALL_ALWAYS
-  kCallCount
-};
-static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
-
-}  // namespace
-}  // namespace mpizip
+#include "src/interpose/calls.h"
 
 // The library builds with hidden visibility: what it exports says so.
 #define MPIZIP_EXPORT __attribute__((visibility("default")))
 
-#define BYTES(count, type) ::mpizip::core::bytes_of((count), (type))
-#define IN_PLACE_BYTES(buf, count, type) ((buf) == MPI_IN_PLACE ? 0 : BYTES(count, type))
-
 #define MPIZIP_CALL(name, params, args, comm, bytes, handler)                              \
-  extern "C" MPIZIP_EXPORT int MPI_##name params {                                         \
-    using namespace ::mpizip;                                                              \
-    if (core::bypass()) [[likely]] return PMPI_##name args;                               \
-    if (core::stats_on()) [[unlikely]] {                                                   \
-      static constexpr core::CallSite site{kCall##name, "MPI_" #name};                     \
-      core::stats_record(site, (comm), (bytes));                                           \
-    }                                                                                      \
-    return handler args;                                                                   \
-  }
+  extern "C" MPIZIP_EXPORT int MPI_##name params { return ::mpizip::interpose::call_##name args; }
 #define MPIZIP_CALL_ALWAYS(name, params, args, handler)                                    \
-  extern "C" MPIZIP_EXPORT int MPI_##name params {                                         \
-    using namespace ::mpizip;                                                              \
-    if (core::stats_on()) [[unlikely]] {                                                   \
-      static constexpr core::CallSite site{kCall##name, "MPI_" #name};                     \
-      core::stats_record(site, MPI_COMM_NULL, 0);                                          \
-    }                                                                                      \
-    return handler args;                                                                   \
-  }
+  extern "C" MPIZIP_EXPORT int MPI_##name params { return ::mpizip::interpose::call_##name args; }
 #include "src/interpose/mpi_calls.def"
 #undef MPIZIP_CALL
 #undef MPIZIP_CALL_ALWAYS

@@ -42,3 +42,25 @@ tests_gpu_tma_fault_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS) -ldl
 TESTS += tests/gpu/tma_fault.sh
 endif
 EXTRA_DIST += tests/gpu/run-tma.sh tests/gpu/tma_coll.sh tests/gpu/tma_fault.sh
+# Fortran device arrays (cudaMalloc through iso_c_binding) under MPIZip, built with use mpi and use
+# mpi_f08 by the MPI Fortran compiler where configure found one (tests/fortran/local.mk says why
+# these are not check_PROGRAMS); tests/gpu/run.sh builds them through `make gpu-fortran`.
+FORTRAN_DEVICE = tests/gpu/fortran_device_usempi tests/gpu/fortran_device_f08
+FORTRAN_DEVICE_SRC = $(srcdir)/tests/gpu/fortran_device.F90
+FORTRAN_DEVICE_BUILD = $(MKDIR_P) tests/gpu/fortran-mod && $(MPIFC) $(MPIFCFLAGS) -Jtests/gpu/fortran-mod
+tests/gpu/fortran_device_usempi: $(FORTRAN_DEVICE_SRC)
+	$(AM_V_GEN)$(FORTRAN_DEVICE_BUILD) -DUSE_MPI -o $@ $(FORTRAN_DEVICE_SRC) $(CUDA_LDFLAGS) $(CUDA_LIBS)
+tests/gpu/fortran_device_f08: $(FORTRAN_DEVICE_SRC)
+	$(AM_V_GEN)$(FORTRAN_DEVICE_BUILD) -DF08 -o $@ $(FORTRAN_DEVICE_SRC) $(CUDA_LDFLAGS) $(CUDA_LIBS)
+GPU_FORTRAN =
+if HAVE_CUDA
+if HAVE_MPIFC
+GPU_FORTRAN += $(FORTRAN_DEVICE)
+endif
+TESTS += tests/gpu/fortran_device.sh
+endif
+check_SCRIPTS += $(GPU_FORTRAN)
+gpu-fortran: $(GPU_FORTRAN)
+.PHONY: gpu-fortran
+CLEANFILES += $(FORTRAN_DEVICE) tests/gpu/fortran-mod/cuda_runtime.mod
+EXTRA_DIST += tests/gpu/fortran_device.F90 tests/gpu/fortran_device.sh

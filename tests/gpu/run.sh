@@ -3,7 +3,7 @@
 # point-to-point with device buffers on 2-4 ranks sharing the GPU, the GPU reduce, allreduce on
 # device buffers on 2-4 ranks, the transports with device buffers, the other collectives with
 # device buffers staged through host memory, the intra-node collectives' failure paths, the Python
-# package with CuPy and PyTorch), a
+# package with CuPy and PyTorch, Fortran device arrays), a
 # memory-checker pass over the
 # corruption and bounds tests, and the GPU codec benchmark. For the GPU machine (where libtool's m4
 # files may be missing: generate configure elsewhere and bring it along):
@@ -80,6 +80,14 @@ MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
   sh "$src/tests/gpu/python_device.sh" >"$logs/python_device.log" 2>&1 || python=$?
 echo "python_device: exit $python (log: $logs/python_device.log)"
 [ "$python" -eq 0 ] || [ "$python" -eq 77 ] || status=$python
+
+# Fortran device arrays (cudaMalloc through iso_c_binding) with use mpi and use mpi_f08; skipped
+# (77, not a failure) where configure found no MPI Fortran compiler.
+fortran=0
+{ make gpu-fortran && MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
+    sh "$src/tests/gpu/fortran_device.sh"; } >"$logs/fortran_device.log" 2>&1 || fortran=$?
+echo "fortran_device: exit $fortran (log: $logs/fortran_device.log)"
+[ "$fortran" -eq 0 ] || [ "$fortran" -eq 77 ] || status=$fortran
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   MPIZIP_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 \
