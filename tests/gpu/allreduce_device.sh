@@ -11,7 +11,7 @@ prog="$MPIZIP_BUILDDIR/tests/gpu/allreduce_device"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 base="MPIZIP_ALLREDUCE=twoshot MPIZIP_MIN_BYTES=0"
-for np in 2 3 4; do
+for np in ${ALLREDUCE_DEVICE_NPS:-2 3 4}; do
   MPIZIP_TEST_ENV="$base MPIZIP_FORCE_INTERNODE=1" run_mpi mpizip "$np" "$prog" --hashes "$tmp/compressed" ||
     fail "$np ranks, compressed"
   MPIZIP_TEST_ENV="$base MPIZIP_FORCE_INTERNODE=1 MPIZIP_ALLREDUCE_COMPRESS=0" \
