@@ -4,7 +4,7 @@
 # own node (MPIZIP_FORCE_INTERNODE=1), compressed (the last pieces decoded inside the fold, and
 # every piece decoded as it lands: MPIZIP_ALLREDUCE_FUSE=0) and uncompressed; host ranks compressing too
 # (MPIZIP_HOST_COMPRESS=1); over the emulated link; and the ranks on one node (CUDA IPC, uncompressed).
-# Skipped (77) where there is no GPU.
+# Skipped (77) where there is no GPU. ALLREDUCE_DEVICE_NPS="2" runs only those rank counts.
 . "$MPIZIP_SRCDIR/tests/mpi/lib.sh"
 prog="$MPIZIP_BUILDDIR/tests/gpu/allreduce_device"
 "$prog" >/dev/null 2>&1; [ $? = 77 ] && exit 77
