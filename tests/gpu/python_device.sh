@@ -6,7 +6,8 @@
 . "$(dirname "$0")/../mpi/lib.sh"
 : "${MPIZIP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 find_python
-env="PYTHONPATH=$MPIZIP_SRCDIR/python PYTHONDONTWRITEBYTECODE=1 MPIZIP_STATS=1"
+# Every rank its own node: device buffers are compressed on the GPU (on one node they move raw).
+env="PYTHONPATH=$MPIZIP_SRCDIR/python PYTHONDONTWRITEBYTECODE=1 MPIZIP_STATS=1 MPIZIP_FORCE_INTERNODE=1"
 ran=0
 for lib in cupy torch; do
   if ! "$py" -c "import $lib" 2>/dev/null; then echo "SKIP: $lib is not installed"; continue; fi

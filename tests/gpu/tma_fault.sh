@@ -21,7 +21,7 @@ run() {
   out=$(MPIZIP_TEST_ENV="$base $1" timeout "$limit" sh -c \
         ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip 2 '$wrap' 1 '$2' -- '$prog' $3" 2>&1)
   rc=$?
-  echo "$out" | grep -E "tma_fault:|TMA collective|differ"
+  echo "$out" | grep -E "tma_fault:|TMA collective|intra-node|differ"
   [ $rc -eq 124 ] && fail "$1 / rank 1 $2: hung (no end within $limit s)"
   [ $rc -eq 0 ] || { echo "$out" | tail -30; fail "$1 / rank 1 $2: exit $rc"; }
 }
@@ -29,14 +29,14 @@ run() {
 for sync in flags host; do
   run "MPIZIP_TMA_SYNC=$sync" MPIZIP_FAULT=tma-fail fail
   echo "$out" | grep -q "TMA collectives on for 2 ranks" || fail "$sync, fail: the engine was not on"
-  echo "$out" | grep -q "\[mpizip 0\] error: TMA collective failed: a peer's part failed" ||
+  echo "$out" | grep -q "\[mpizip 0\] error: MPI_Allreduce (intra-node): a peer's part failed" ||
     fail "$sync, fail: rank 0 should report its peer's failure"
-  echo "$out" | grep -q "\[mpizip 1\] error: TMA collective failed on the GPU" ||
+  echo "$out" | grep -q "\[mpizip 1\] error: MPI_Allreduce (intra-node): GPU runtime error" ||
     fail "$sync, fail: rank 1 should report its own failure"
 done
 
 run "MPIZIP_TMA_SYNC=flags MPIZIP_TMA_TIMEOUT_MS=2000" MPIZIP_FAULT=tma-silent fail
-echo "$out" | grep -q "\[mpizip 0\] error: TMA collective failed: a peer did not reach the end barrier within MPIZIP_TMA_TIMEOUT_MS=2000" ||
+echo "$out" | grep -q "\[mpizip 0\] error: MPI_Allreduce (intra-node): a peer did not answer in time" ||
   fail "silent: rank 0 should time out"
 
 run "" MPIZIP_TMA_MAX_CTAS=4 agree
