@@ -70,6 +70,15 @@ int protocol_create_handles() {
   return rc;
 }
 
+void protocol_free_handles() {
+  for (MPI_Datatype* t : {&MPIZip_bf16, &MPIZip_fp16, &MPIZip_fp8_e4m3, &MPIZip_fp8_e5m2}) {
+    if (*t != MPI_DATATYPE_NULL) PMPI_Type_free(t);
+  }
+  for (int* k : {&MPIZip_uint16_element_keyval, &MPIZip_uint8_element_keyval}) {
+    if (*k != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(k);
+  }
+}
+
 namespace {
 
 // The declared element type of MPI_UINT16_T / MPI_UINT8_T buffers on `comm`, if any.
