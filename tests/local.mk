@@ -15,10 +15,10 @@ tests_mpi_p2p_semantics_LDADD = -ldl
 tests_mpi_p2p_soak_SOURCES = tests/mpi/p2p_soak.c
 tests_mpi_p2p_progress_SOURCES = tests/mpi/p2p_progress.c
 tests_mpi_p2p_progress_LDADD = -ldl
-tests_mpi_dtype_pairs_SOURCES = tests/mpi/dtype_pairs.c
+tests_mpi_dtype_pairs_SOURCES = tests/mpi/dtype_pairs.c tests/mpi/probe_error.h
 tests_mpi_dtype_pairs_LDADD = -ldl
 tests_mpi_statuses_SOURCES = tests/mpi/statuses.c
-tests_mpi_mt_probe_SOURCES = tests/mpi/mt_probe.c
+tests_mpi_mt_probe_SOURCES = tests/mpi/mt_probe.c tests/mpi/probe_error.h
 tests_mpi_mt_probe_LDADD = -lpthread
 # A stand-in for a CUDA-aware MPI library, preloaded after libmpizip by tests/mpi/cuda_aware.sh.
 check_LTLIBRARIES += tests/mpi/libcuda_aware_standin.la

@@ -209,9 +209,15 @@ int raise_on(MPI_Comm comm, int rc) { return raise(comm, rc); }
 
 namespace {
 bool g_truncation_reports_message = true;
+bool g_probe_sets_error[2] = {false, false};  // probes, matched probes
 }
 
 void status_truncation_reports_message(bool whole) { g_truncation_reports_message = whole; }
+void status_probes_set_error(bool probe, bool matched_probe) {
+  g_probe_sets_error[0] = probe;
+  g_probe_sets_error[1] = matched_probe;
+}
+bool probe_sets_error(bool matched) { return g_probe_sets_error[matched ? 1 : 0]; }
 
 uint64_t reported_bytes(const platform::OpStatus& s) {
   if (s.error == MPI_ERR_TRUNCATE && g_truncation_reports_message && s.message_bytes > s.bytes) {

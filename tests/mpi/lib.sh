@@ -16,15 +16,24 @@ env_flag() { printf -- '%s %s' "$MPIRUN_ENV_OPTION" "$1"; }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# Sets py to the first of $PYTHON, python3 and /usr/bin/python3 that has mpi4py and NumPy; exits 77
+# Sets py to the first of $PYTHON, python3 and /usr/bin/python3 that has mpi4py and NumPy, with
+# mpi4py built against the MPI library this build is (Debian's mpi4py is Open MPI's); exits 77
 # (skipped) when none has.
 find_python() {
-  py=""
+  py=""; _py_why=""
+  _py_mpi=$(ldd "$MPIZIP_LIB" 2>/dev/null | grep -o 'lib\(mpi\|mpich\)[a-z_]*\.so[.0-9]*' | head -1)
   for c in ${PYTHON:-} python3 /usr/bin/python3; do
     c=$(command -v "$c" 2>/dev/null) || continue
-    if "$c" -c 'import mpi4py, numpy' 2>/dev/null; then py=$c; return 0; fi
+    # The extension module's file, found without importing it (which initialises MPI).
+    _py_ext=$("$c" -c 'import glob, os, mpi4py, numpy; print(glob.glob(os.path.join(os.path.dirname(mpi4py.__file__), "MPI.*.so"))[0])' 2>/dev/null) || continue
+    if [ -n "$_py_mpi" ] && ! ldd "$_py_ext" 2>/dev/null | grep -q "$_py_mpi"; then
+      _py_why="the mpi4py of $c is not built against $_py_mpi, which this build uses"
+      continue
+    fi
+    py=$c
+    return 0
   done
-  echo "SKIP: no python3 with mpi4py and numpy"
+  echo "SKIP: ${_py_why:-no python3 with mpi4py and numpy}"
   exit 77
 }
 
