@@ -54,7 +54,7 @@ AC_DEFUN([MPIZIP_MPI_LIBRARY], [
         [AC_MSG_ERROR([--with-mpi=$with_mpi, but $CXX compiles against $mpizip_mpi_flavor])])
   AS_CASE([$mpizip_mpi_flavor],
     [openmpi], [AC_CHECK_PROGS([MPIRUN], [mpirun.openmpi mpirun])
-                mpizip_launcher_want="Open MPI"
+                mpizip_launcher_want="Open MPI\\|OpenRTE"
                 : ${MPIRUN_ENV_OPTION=-x}
                 : ${MPIRUN_TEST_FLAGS="--oversubscribe --allow-run-as-root --mca btl_vader_single_copy_mechanism none --mca op ^avx"}],
     [mpich], [AC_CHECK_PROGS([MPIRUN], [mpiexec.mpich mpiexec.hydra mpiexec mpirun])
