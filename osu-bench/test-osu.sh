@@ -11,14 +11,10 @@ bench=$build/osu-bench
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-read -r -a launcher <<< "${MPIRUN:-mpirun}"
-if "${launcher[0]}" --version 2>&1 | grep -q "Open MPI"; then
-  [ "$(id -u)" = 0 ] && launcher+=(--allow-run-as-root)
-  # Open MPI 4.1's op/avx component adds 8- and 16-bit unsigned integers with saturation instead
-  # of wrapping around (open-mpi/ompi#8045); the bf16/fp16/fp8 reductions travel as such types and
-  # -c catches it, so the tests use the portable reduction code.
-  launcher+=(--oversubscribe --mca op ^avx)
-fi
+# The launcher and its options under the configured MPI library (tests/mpi/launcher.sh, written by
+# configure): MPIRUN, MPIRUN_TEST_FLAGS, MPIRUN_ENV_OPTION.
+. "$build/tests/mpi/launcher.sh"
+read -r -a launcher <<< "$MPIRUN $MPIRUN_TEST_FLAGS"
 
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -116,12 +112,13 @@ grep -q '^# Datatype: bf16 ' "$work/ws" || fail "weight_sync default type"
 grep -q '^# Size *Median time (ms) *Min time (ms) *GB/s (median) *Validation$' "$work/ws" ||
   fail "weight_sync column header"
 if [ -f "${MPIZIP_LIB:-}" ]; then
-  run_weight_sync preloaded -x "LD_PRELOAD=$MPIZIP_LIB"
+  preload=("$MPIRUN_ENV_OPTION" "LD_PRELOAD=$MPIZIP_LIB")
+  compress=("$MPIRUN_ENV_OPTION" MPIZIP_HOST_COMPRESS=1)
+  run_weight_sync preloaded "${preload[@]}"
   grep -q '^# MPIZip: active' "$work/ws" || fail "weight_sync preloaded: MPIZip not active"
-  run_weight_sync "host compression" -x "LD_PRELOAD=$MPIZIP_LIB" -x MPIZIP_HOST_COMPRESS=1
+  run_weight_sync "host compression" "${preload[@]}" "${compress[@]}"
   # Every iteration checked, on trained weights (the test's three values, repeated).
-  run_weight_sync "host compression -c real" -x "LD_PRELOAD=$MPIZIP_LIB" \
-    -x MPIZIP_HOST_COMPRESS=1 -- -c --data real
+  run_weight_sync "host compression -c real" "${preload[@]}" "${compress[@]}" -- -c --data real
   grep -q '^# Verification: .*every iteration of 4' "$work/ws" || fail "weight_sync -c verification line"
 fi
 

@@ -16,10 +16,10 @@ tests_mpi_p2p_semantics_LDADD = -ldl
 tests_mpi_p2p_soak_SOURCES = tests/mpi/p2p_soak.c
 tests_mpi_p2p_progress_SOURCES = tests/mpi/p2p_progress.c
 tests_mpi_p2p_progress_LDADD = -ldl
-tests_mpi_dtype_pairs_SOURCES = tests/mpi/dtype_pairs.c
+tests_mpi_dtype_pairs_SOURCES = tests/mpi/dtype_pairs.c tests/mpi/probe_error.h
 tests_mpi_dtype_pairs_LDADD = -ldl
 tests_mpi_statuses_SOURCES = tests/mpi/statuses.c
-tests_mpi_mt_probe_SOURCES = tests/mpi/mt_probe.c
+tests_mpi_mt_probe_SOURCES = tests/mpi/mt_probe.c tests/mpi/probe_error.h
 tests_mpi_mt_probe_LDADD = -lpthread
 # A stand-in for a CUDA-aware MPI library, preloaded after libmpizip by tests/mpi/cuda_aware.sh.
 check_LTLIBRARIES += tests/mpi/libcuda_aware_standin.la
@@ -31,7 +31,8 @@ TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/se
 	tests/readme_settings.sh tests/mpi/collectives.sh tests/mpi/p2p_progress.sh tests/mpi/dtype_pairs.sh \
 	tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/cuda_aware.sh tests/mpi/agreement.sh \
 	tests/mpi/faults.sh
-EXTRA_DIST += tests/mpi/agreement.sh tests/mpi/rank_env.sh tests/mpi/faults.sh
+EXTRA_DIST += tests/mpi/agreement.sh tests/mpi/rank_env.sh tests/mpi/faults.sh tests/mpi/launcher.sh.in
+DISTCLEANFILES += tests/mpi/launcher.sh
 EXTRA_DIST += tests/mpi/cuda_aware.sh tests/tsan/run.sh tests/tsan/suppressions.txt tests/mpi/dtype_pairs.sh tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
 	tests/mpi/settings.sh tests/mpi/no_init.sh tests/mpi/collectives.sh
 

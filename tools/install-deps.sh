@@ -1,12 +1,13 @@
 #!/bin/sh
-# Installs what building MPIZip needs on Debian or Ubuntu, when any of it is missing; with --tests,
+# Installs what building MPIZip needs on Debian or Ubuntu, when any of it is missing (Open MPI, the
+# default MPI library, and MPICH, which configure --with-mpi=mpich builds against); with --tests,
 # also what the test suite needs (GoogleTest, clang's libFuzzer, HIP to compile the kernels for AMD,
 # iproute2 for the network-namespace test, mpi4py and NumPy for the Python test, gfortran for the
 # Fortran tests: the MPI library's mpifort calls it).
 # Needs root (or sudo). The CUDA toolkit is not installed here: configure finds /usr/local/cuda when
 # it is present, and builds without it otherwise.
 set -e
-pkgs="openmpi-bin libopenmpi-dev libucx-dev ucx-utils libhwloc-dev hwloc autoconf automake libtool
+pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev libucx-dev ucx-utils libhwloc-dev hwloc autoconf automake libtool
       pkg-config make g++ libbenchmark-dev gnuplot-nox"
 if [ "${1:-}" = --tests ]; then
   pkgs="$pkgs libgtest-dev libtsan2 clang libclang-rt-14-dev hipcc libamdhip64-dev iproute2

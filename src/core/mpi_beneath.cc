@@ -11,9 +11,12 @@ namespace {
 
 std::atomic<bool> g_aware{false};
 
-// The MPI library's MPIX_Query_cuda_support, not MPIZip's own (which answers for MPIZip).
+// The MPI library's MPIX_Query_cuda_support, not MPIZip's own (which answers for MPIZip). Before
+// MPI_Init (mpizip-info) only where another library than the MPI library itself defines it (a
+// wrapper between the two): MPICH refuses MPIX_ calls before MPI_Init, and Open MPI's answer then
+// comes from its control variable (built_with_cuda).
 using Query = int (*)(void);
-Query next_query(std::string* where) {
+Query next_query(std::string* where, bool before_init) {
   auto q = reinterpret_cast<Query>(dlsym(RTLD_NEXT, "MPIX_Query_cuda_support"));
   if (q == nullptr) return nullptr;
   Dl_info theirs{}, ours{};
@@ -22,8 +25,23 @@ Query next_query(std::string* where) {
       theirs.dli_fbase == ours.dli_fbase) {
     return nullptr;
   }
+  if (before_init) {
+    Dl_info mpi{};
+    void* init = dlsym(RTLD_NEXT, "PMPI_Init");
+    if (init != nullptr && dladdr(init, &mpi) != 0 && mpi.dli_fbase == theirs.dli_fbase) {
+      return nullptr;
+    }
+  }
   *where = theirs.dli_fname != nullptr ? theirs.dli_fname : "?";
   return q;
+}
+
+// Whether MPI is initialized and not yet finalized.
+bool mpi_running() {
+  int initialized = 0, finalized = 0;
+  PMPI_Initialized(&initialized);
+  PMPI_Finalized(&finalized);
+  return initialized != 0 && finalized == 0;
 }
 
 // Open MPI's build-time answer, through the tools interface.
@@ -53,7 +71,7 @@ CudaAwareness find_mpi_cuda_awareness(int setting) {
   if (setting == 1) return {true, "MPIZIP_MPI_CUDA_AWARE=on"};
   if (setting == 2) return {false, "MPIZIP_MPI_CUDA_AWARE=off"};
   std::string where;
-  if (Query q = next_query(&where); q != nullptr && q() == 1) {
+  if (Query q = next_query(&where, !mpi_running()); q != nullptr && q() == 1) {
     return {true, "MPIX_Query_cuda_support() of " + where + " returns 1"};
   }
   if (built_with_cuda()) return {true, "Open MPI's mpi_built_with_cuda_support is true"};
@@ -63,7 +81,7 @@ CudaAwareness find_mpi_cuda_awareness(int setting) {
 int library_cuda_support() {
   static const Query next = [] {
     std::string where;
-    return next_query(&where);
+    return next_query(&where, false);
   }();
   return next != nullptr ? next() : 0;
 }

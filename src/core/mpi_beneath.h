@@ -14,9 +14,10 @@ struct CudaAwareness {
 };
 
 // Asks, in order: MPIZIP_MPI_CUDA_AWARE (`setting`: 0 auto, 1 on, 2 off); the library's
-// MPIX_Query_cuda_support, the next definition after MPIZip's own (dlsym(RTLD_NEXT)); Open MPI's
-// control variable mpi_built_with_cuda_support (MPI_T, usable before MPI_Init). Callable before
-// MPI_Init (mpizip-info) and after.
+// MPIX_Query_cuda_support, the next definition after MPIZip's own (dlsym(RTLD_NEXT); before
+// MPI_Init only one outside the MPI library itself, since MPICH refuses MPIX_ calls then); Open
+// MPI's control variable mpi_built_with_cuda_support (MPI_T, usable before MPI_Init). Callable
+// before MPI_Init (mpizip-info) and after.
 CudaAwareness find_mpi_cuda_awareness(int setting);
 
 // The MPI library's own MPIX_Query_cuda_support() (the next definition after MPIZip's), 0 where it

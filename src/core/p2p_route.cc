@@ -623,13 +623,14 @@ std::optional<HeldMessage> release_message(MPI_Message h) {
   return held;
 }
 
-// The status a probe reports for what it found.
-void probe_status(const p2p::ProbeResult& r, MPI_Status* status) {
+// The status a probe (`matched`: MPI_Mprobe, MPI_Improbe) reports for what it found.
+void probe_status(const p2p::ProbeResult& r, bool matched, MPI_Status* status) {
   if (status == MPI_STATUS_IGNORE) return;
   status->MPI_SOURCE = r.source;
   status->MPI_TAG = r.tag;
   PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(r.bytes));
   PMPI_Status_set_cancelled(status, 0);
+  if (probe_sets_error(matched)) status->MPI_ERROR = MPI_SUCCESS;
 }
 
 // The operation that receives a held message into the application's buffer.
@@ -920,7 +921,7 @@ int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   int found = 0;
   p2p::ProbeResult r;
   const Status rc = p2p::probe(channel_of(s, comm), source, tag, true, &found, &r);
-  if (ok(rc)) probe_status(r, status);
+  if (ok(rc)) probe_status(r, false, status);
   return raise(comm, rc, "MPI_Probe");
 }
 
@@ -930,7 +931,7 @@ int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   progress();
   p2p::ProbeResult r;
   const Status rc = p2p::probe(channel_of(s, comm), source, tag, false, flag, &r);
-  if (ok(rc) && *flag) probe_status(r, status);
+  if (ok(rc) && *flag) probe_status(r, false, status);
   return raise(comm, rc, "MPI_Iprobe");
 }
 
@@ -945,7 +946,7 @@ int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status*
   std::unique_ptr<p2p::ProbedMessage> m;
   const Status rc = p2p::mprobe(channel_of(s, comm), source, tag, true, &found, &r, &m);
   if (!ok(rc)) return raise(comm, rc, "MPI_Mprobe");
-  probe_status(r, status);
+  probe_status(r, true, status);
   *message = hold_message(comm, std::move(m));
   return MPI_SUCCESS;
 }
@@ -962,7 +963,7 @@ int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
   const Status rc = p2p::mprobe(channel_of(s, comm), source, tag, false, flag, &r, &m);
   if (!ok(rc)) return raise(comm, rc, "MPI_Improbe");
   if (*flag) {
-    probe_status(r, status);
+    probe_status(r, true, status);
     *message = hold_message(comm, std::move(m));
   }
   return MPI_SUCCESS;

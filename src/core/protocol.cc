@@ -70,6 +70,15 @@ int protocol_create_handles() {
   return rc;
 }
 
+void protocol_free_handles() {
+  for (MPI_Datatype* t : {&MPIZip_bf16, &MPIZip_fp16, &MPIZip_fp8_e4m3, &MPIZip_fp8_e5m2}) {
+    if (*t != MPI_DATATYPE_NULL) PMPI_Type_free(t);
+  }
+  for (int* k : {&MPIZip_uint16_element_keyval, &MPIZip_uint8_element_keyval}) {
+    if (*k != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(k);
+  }
+}
+
 namespace {
 
 // The declared element type of MPI_UINT16_T / MPI_UINT8_T buffers on `comm`, if any.
@@ -94,9 +103,13 @@ std::optional<format::DType> declared(MPI_Comm comm, int keyval, bool sixteen) {
 
 namespace {
 
-// What the MPI library's status of a truncated receive counts: the whole message (Open MPI) or the
-// bytes delivered. Found with a 2-element message to this rank received into 1 element.
-void find_truncation_count() {
+// How the MPI library fills statuses where the standard leaves it a choice. What a truncated
+// receive counts, the whole message (Open MPI) or the bytes delivered: a 2-element message to this
+// rank received into 1 element. Whether probes and matched probes set MPI_ERROR (MPICH's
+// MPI_Probe sets MPI_SUCCESS, its MPI_Mprobe and Open MPI's probes leave it alone; MPICH's probes
+// of a message to the same rank both set it): a message from the previous rank of
+// MPI_COMM_WORLD, as most probed messages come from another rank. Collective over MPI_COMM_WORLD.
+void find_status_conventions() {
   MPI_Comm self = MPI_COMM_NULL;
   if (PMPI_Comm_dup(MPI_COMM_SELF, &self) != MPI_SUCCESS) return;
   PMPI_Comm_set_errhandler(self, MPI_ERRORS_RETURN);
@@ -113,12 +126,35 @@ void find_truncation_count() {
     if (error_class == MPI_ERR_TRUNCATE) status_truncation_reports_message(n == 2);
   }
   PMPI_Comm_free(&self);
+
+  MPI_Comm ring = MPI_COMM_NULL;
+  if (PMPI_Comm_dup(MPI_COMM_WORLD, &ring) != MPI_SUCCESS) return;
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(ring, &rank);
+  PMPI_Comm_size(ring, &size);
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  MPI_Request sends[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  PMPI_Isend(&out[0], 1, MPI_INT, right, 0, ring, &sends[0]);
+  PMPI_Isend(&out[1], 1, MPI_INT, right, 1, ring, &sends[1]);
+  bool sets[2] = {false, false};
+  st.MPI_ERROR = MPI_ERR_OTHER;
+  if (PMPI_Probe(left, 0, ring, &st) == MPI_SUCCESS) sets[0] = st.MPI_ERROR == MPI_SUCCESS;
+  PMPI_Recv(&in[0], 1, MPI_INT, left, 0, ring, MPI_STATUS_IGNORE);
+  MPI_Message m = MPI_MESSAGE_NULL;
+  st.MPI_ERROR = MPI_ERR_OTHER;
+  if (PMPI_Mprobe(left, 1, ring, &m, &st) == MPI_SUCCESS) {
+    sets[1] = st.MPI_ERROR == MPI_SUCCESS;
+    PMPI_Mrecv(&in[1], 1, MPI_INT, &m, MPI_STATUS_IGNORE);
+  }
+  PMPI_Waitall(2, sends, MPI_STATUSES_IGNORE);
+  PMPI_Comm_free(&ring);
+  status_probes_set_error(sets[0], sets[1]);
 }
 
 }  // namespace
 
 int protocol_setup_job() {
-  find_truncation_count();
+  find_status_conventions();
   const Settings& s = settings();
   std::string why;
   const bool gpu = !platform::gpus(&why).empty();

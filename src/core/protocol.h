@@ -23,6 +23,8 @@ namespace mpizip::core {
 // Creates MPIZip's datatypes, attribute keys and error class (include/mpizip.h), which exist
 // whether MPIZip is enabled or not. At MPI_Init.
 int protocol_create_handles();
+// Frees them, at MPI_Finalize (MPICH reports datatypes still allocated then).
+void protocol_free_handles();
 
 // Collective over MPI_COMM_WORLD, at MPI_Init: decides the job's protocol switch and the eager
 // size, and sets up MPI_COMM_WORLD and MPI_COMM_SELF.

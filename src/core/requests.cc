@@ -27,6 +27,7 @@ struct Entry {
   bool active = false;        // persistent: started and not yet completed by a wait or test
   OpFactory factory;          // persistent: builds the operation of each start
   MPI_Comm comm = MPI_COMM_NULL;  // whose error handler reports the operation's errors
+  std::atomic<bool> freed{false};  // MPI freed the handle (free_cb); removed at the next reap()
 };
 
 // What a wait or test must report for one of MPIZip's generalized requests that MPI completes
@@ -87,26 +88,51 @@ void adopt(std::unique_ptr<platform::Operation> op) {
   publish_in_flight();
 }
 
+// Entries whose generalized request MPI freed (free_cb), removed from g_entries by reap(). MPICH
+// calls free_cb inside its global critical section, where another thread may hold g_mutex and
+// wait for that section in an MPI call: so free_cb takes only g_freed_mutex, which nobody holds
+// across an MPI call, and the entry leaves g_entries later, under g_mutex.
+std::mutex g_freed_mutex;
+std::vector<Entry*> g_freed;
+std::atomic<bool> g_have_freed{false};
+
+void remove(Entry* e) {
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  // MPI may already have given the handle to a newer request of MPIZip's.
+  auto it = g_entries.find(e->handle);
+  if (it != g_entries.end() && it->second == e) g_entries.erase(it);
+  g_count.store(g_entries.size(), std::memory_order_release);
+  publish_in_flight();
+  delete e;
+}
+
+// Removes the entries MPI freed. Called with g_mutex held.
+void reap() {
+  if (!g_have_freed.load(std::memory_order_acquire)) return;
+  std::vector<Entry*> freed;
+  {
+    std::lock_guard<std::mutex> lock(g_freed_mutex);
+    freed.swap(g_freed);
+    g_have_freed.store(false, std::memory_order_release);
+  }
+  for (Entry* e : freed) remove(e);
+}
+
 Entry* find(MPI_Request r) {
   if (r == MPI_REQUEST_NULL || g_count.load(std::memory_order_acquire) == 0) return nullptr;
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  reap();
   auto it = g_entries.find(r);
-  return it == g_entries.end() ? nullptr : it->second;
+  return it == g_entries.end() || it->second->freed.load(std::memory_order_acquire) ? nullptr
+                                                                                     : it->second;
 }
 
 void add(Entry* e) {
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  reap();
   g_entries[e->handle] = e;
   g_count.store(g_entries.size(), std::memory_order_release);
   publish_in_flight();
-}
-
-void remove(Entry* e) {
-  std::lock_guard<std::recursive_mutex> lock(g_mutex);
-  g_entries.erase(e->handle);
-  g_count.store(g_entries.size(), std::memory_order_release);
-  publish_in_flight();
-  delete e;
 }
 
 }  // namespace
@@ -127,7 +153,11 @@ int query_cb(void* extra_state, MPI_Status* status) {
 }
 
 int free_cb(void* extra_state) {
-  remove(static_cast<Entry*>(extra_state));
+  auto* e = static_cast<Entry*>(extra_state);
+  e->freed.store(true, std::memory_order_release);
+  std::lock_guard<std::mutex> lock(g_freed_mutex);
+  g_freed.push_back(e);
+  g_have_freed.store(true, std::memory_order_release);
   return MPI_SUCCESS;
 }
 
@@ -188,9 +218,15 @@ int reported(const Completed& c) { return report(c.final, "request"); }
 
 namespace {
 bool g_truncation_reports_message = true;
+bool g_probe_sets_error[2] = {false, false};  // probes, matched probes
 }
 
 void status_truncation_reports_message(bool whole) { g_truncation_reports_message = whole; }
+void status_probes_set_error(bool probe, bool matched_probe) {
+  g_probe_sets_error[0] = probe;
+  g_probe_sets_error[1] = matched_probe;
+}
+bool probe_sets_error(bool matched) { return g_probe_sets_error[matched ? 1 : 0]; }
 
 uint64_t reported_bytes(const platform::OpStatus& s) {
   if (g_truncation_reports_message && s.message_bytes > s.bytes && is_truncation(s.error)) {
@@ -260,6 +296,7 @@ void progress() {
     return;
   }
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  reap();
   std::vector<Entry*> finished;
   for (auto& [handle, e] : g_entries) {
     if (pending(e) && (e->op->progress() || e->op->detachable())) finished.push_back(e);

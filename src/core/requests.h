@@ -58,6 +58,11 @@ int fill_status(const platform::OpStatus& s, MPI_Status* status);
 // MPI_Init by protocol_setup_job); otherwise the bytes delivered.
 uint64_t reported_bytes(const platform::OpStatus& s);
 void status_truncation_reports_message(bool whole);
+// Whether the MPI library's probes (MPI_Probe, MPI_Iprobe) and matched probes (MPI_Mprobe,
+// MPI_Improbe) set MPI_ERROR (to MPI_SUCCESS) in the status they fill, found at MPI_Init with
+// status_truncation_reports_message(); MPIZip's probes do as the library's.
+void status_probes_set_error(bool probe, bool matched_probe);
+bool probe_sets_error(bool matched);
 
 // Handlers of the interposed completion calls; same contracts as the MPI functions.
 int wait(MPI_Request* request, MPI_Status* status);

@@ -103,6 +103,7 @@ int mpi_finalize() {
     // MPI_Finalize too); transports still alive fail their calls from now on.
     transport::shutdown_ucx();
   }
+  protocol_free_handles();
   return PMPI_Finalize();
 }
 

@@ -26,3 +26,15 @@
 extern "C" MPIZIP_EXPORT int MPIX_Query_cuda_support(void) {
   return ::mpizip::core::cuda_support() ? 1 : ::mpizip::core::library_cuda_support();
 }
+
+#if defined(MPIX_GPU_SUPPORT_CUDA)
+// MPIX_GPU_query_support (MPICH's general form of the question, one GPU kind at a time): CUDA is
+// supported where MPIX_Query_cuda_support says 1 for MPIZip; every other answer is the library's.
+extern "C" MPIZIP_EXPORT int MPIX_GPU_query_support(int gpu_type, int* is_supported) {
+  if (gpu_type == MPIX_GPU_SUPPORT_CUDA && is_supported != nullptr && ::mpizip::core::cuda_support()) {
+    *is_supported = 1;
+    return MPI_SUCCESS;
+  }
+  return PMPIX_GPU_query_support(gpu_type, is_supported);
+}
+#endif

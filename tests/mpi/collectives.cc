@@ -24,11 +24,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--cuda-support") == 0) expect = std::atoi(argv[i + 1]);
   }
-#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  // Open MPI's mpi-ext.h declares MPIX_Query_cuda_support; MPICH's mpi.h declares it and
+  // MPIX_GPU_query_support, its general form.
+#if defined(MPIX_CUDA_AWARE_SUPPORT) || defined(MPIX_GPU_SUPPORT_CUDA)
   const int support = MPIX_Query_cuda_support();
   CASES_CHECK(support == expect, "MPIX_Query_cuda_support() = %d, expected %d", support, expect);
 #else
   if (rank == 0) std::printf("MPIX_Query_cuda_support: not in this MPI\n");
+#endif
+#if defined(MPIX_GPU_SUPPORT_CUDA)
+  int gpu_support = -1;
+  const int gpu_rc = MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &gpu_support);
+  CASES_CHECK(gpu_rc == MPI_SUCCESS && gpu_support == expect,
+              "MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA) = %d (rc %d), expected %d", gpu_support,
+              gpu_rc, expect);
 #endif
   {
     World w;

@@ -197,8 +197,8 @@ static void send_modes(MPI_Comm comm, int me) {
 }
 
 /* Large messages to a too-small buffer, and to a receive of another element type: the receiver
- * gets MPI_ERR_TRUNCATE with the first bytes (the cut falls inside a chunk when the payload travels
- * in chunks) or MPI_ERR_TYPE, and the sender completes either way. */
+ * gets MPI_ERR_TRUNCATE, with the first bytes where MPIZip's protocol carries the message (the cut
+ * falls inside a chunk when the payload travels in chunks) or MPI_ERR_TYPE, and the sender completes either way. */
 static void cut_and_mismatch(MPI_Comm parent, int me) {
   MPI_Comm comm;
   MPI_Comm_dup(parent, &comm);
@@ -218,10 +218,13 @@ static void cut_and_mismatch(MPI_Comm parent, int me) {
     int cls = -1;
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_TRUNCATE, "truncated large receive");
-    CHECK(memcmp(buf, want, sizeof(float) * (size_t)keep) == 0, "prefix of a truncated receive");
-    CHECK(buf[keep] == 0.0f, "nothing past a truncated receive's buffer");
     int (*protocol)(MPI_Comm) = (int (*)(MPI_Comm))dlsym(RTLD_DEFAULT, "MPIZip_Comm_protocol");
     const int checked = protocol != NULL && protocol(comm);
+    /* MPI leaves a truncated buffer's contents undefined (MPICH over UCX delivers none of a large
+     * message); MPIZip's protocol delivers the prefix. */
+    CHECK(!checked || memcmp(buf, want, sizeof(float) * (size_t)keep) == 0,
+          "prefix of a truncated receive");
+    CHECK(buf[keep] == 0.0f, "nothing past a truncated receive's buffer");
     rc = MPI_Recv(buf, 2 * N, mpizip_bf16(), 1, 71, comm, &st);
     MPI_Error_class(rc, &cls);
     /* Without the protocol the bytes arrive: MPI does not check types. */

@@ -357,10 +357,10 @@ static void probes(MPI_Comm comm) {
   buf_free(in);
 }
 
-/* Truncation with MPI_ERRORS_RETURN: the error comes back; the first elements arrive where MPIZip
- * carries the message (larger than MPIZIP_BARE_BYTES, at most 64 KiB). What a truncated receive
- * holds is not defined by MPI: a smaller message is the MPI library's own, and Open MPI over UCX
- * delivers none of it, with or without MPIZip. */
+/* Truncation with MPI_ERRORS_RETURN: the error comes back; the first elements arrive where MPIZip's
+ * protocol carries the message (the larger one). What a truncated receive holds is not defined by
+ * MPI: a smaller message is the MPI library's own, Open MPI over UCX delivers none of it, and
+ * MPICH over UCX none of a large one, with or without MPIZip. */
 static void truncation(MPI_Comm comm) {
   MPI_Comm c;
   MPI_Comm_dup(comm, &c);
@@ -381,7 +381,7 @@ static void truncation(MPI_Comm comm) {
     int cls;
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_TRUNCATE, "truncation returned class %d", cls);
-    if ((size_t)n * sizeof(float) > 65536) {
+    if ((size_t)n * sizeof(float) > 65536 && mpizip_on && comm_protocol(c)) {
       CHECK(buf_compare(in, want, sizeof(float) * (size_t)(n / 2)), "truncated data");
     }
     MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -397,7 +397,18 @@ static void truncation(MPI_Comm comm) {
   MPI_Status st[2];
   MPI_Irecv(in, 8, MPI_FLOAT, left, 10, c, &r[0]);
   MPI_Isend(out, 64, MPI_FLOAT, right, 10, c, &r[1]);
+  /* Which error handler a multiple-completion call invokes is the library's choice: the requests'
+   * communicator (Open MPI, MPIZip) or MPI_COMM_SELF / MPI_COMM_WORLD (MPICH). */
+  MPI_Errhandler world_eh, self_eh;
+  MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_eh);
+  MPI_Comm_get_errhandler(MPI_COMM_SELF, &self_eh);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   int rc = MPI_Waitall(2, r, st);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_eh);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, self_eh);
+  MPI_Errhandler_free(&world_eh);
+  MPI_Errhandler_free(&self_eh);
   CHECK(rc == MPI_ERR_IN_STATUS, "waitall with a truncated receive returned %d", rc);
   int cls;
   MPI_Error_class(st[0].MPI_ERROR, &cls);

@@ -17,7 +17,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 for tool in ip tc unshare flock timeout; do
   command -v "$tool" > /dev/null || skip "no $tool"
 done
-"$MPIRUN" --version 2>&1 | grep -q "Open MPI" || skip "tests/netns/agent is for Open MPI's launcher"
+[ "$mpizip_mpi" = openmpi ] || skip "tests/netns/agent is for Open MPI's launcher, not $mpizip_mpi's"
 probe=mpz-probe-$$
 ip netns add "$probe" 2> /dev/null || skip "cannot create network namespaces here"
 ip netns delete "$probe"
