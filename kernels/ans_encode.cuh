@@ -39,6 +39,16 @@ inline constexpr int kBatch = MPIZIP_ENC_BATCH;
 #define MPIZIP_ENC_FULL_BATCH 4
 #endif
 inline constexpr int kFullBatch = MPIZIP_ENC_FULL_BATCH;
+// The narrow instantiation (codec_gpu.cu: 128 registers, for launches where the groups it adds a
+// multiprocessor save a wave) keeps fewer chunks a lane in flight, so that it does not spill:
+// whole-block batches of MPIZIP_ENC_NARROW_FULL_BATCH chunks, general batches of
+// MPIZIP_ENC_NARROW_BATCH (ptxas: no spills in any of its 24 instantiations).
+#ifndef MPIZIP_ENC_NARROW_FULL_BATCH
+#define MPIZIP_ENC_NARROW_FULL_BATCH 2
+#endif
+#ifndef MPIZIP_ENC_NARROW_BATCH
+#define MPIZIP_ENC_NARROW_BATCH 4
+#endif
 // Table entries of 8 bytes ({m', k | c << 5 | f << 16}: x_max and M - f derived in the step, 2 KiB
 // a table, presence flags inside it) instead of 16 ({m', x_max, M - f, c << 5 | k}): 11 groups a
 // multiprocessor at 16384-symbol blocks instead of 10, bf16 1 GiB 2355 -> 2152 us (v6, measured).
@@ -115,9 +125,11 @@ __device__ inline void write_header(uint8_t* dst, DType t, uint64_t count, uint8
   if (l < 8) bytes::st32<false>(dst + 4 * l, w);
 }
 
-template <DType T, bool kFused, bool kAligned>
+template <DType T, bool kFused, bool kAligned, bool kNarrow>
 struct BlockEncoder {
   using C = split::Chunk<T>;
+  static constexpr int kLoadBatch = kNarrow ? MPIZIP_ENC_NARROW_BATCH : kBatch;
+  static constexpr int kFullLoadBatch = kNarrow ? MPIZIP_ENC_NARROW_FULL_BATCH : kFullBatch;
   static constexpr int kEb = static_cast<int>(format::elem_bytes(T));
 
   const Params& p;
@@ -163,7 +175,7 @@ struct BlockEncoder {
   __device__ __forceinline__ uint64_t split_full(const Item& it, int plane, uint64_t chunk0, uint32_t nch,
                                                  bool write_raw, bool sum) {
     constexpr int kRawPlanes = format::raw_subplanes(T);
-    constexpr int kBatch = kFullBatch;
+    constexpr int kBatch = kFullLoadBatch;
     constexpr uint32_t kStep = lanes::kLanes * kBatch;
     const int lane = lanes::lane();
     // Per-lane bases, advanced by a batch each turn, so every access in a turn is the base
@@ -248,7 +260,8 @@ struct BlockEncoder {
     if (full) return split_full(it, plane, chunk0, nch, write_raw, sum);
     uint64_t h = 0;
     // Chunks go in batches of kBatch per lane, the next batch's loads in flight while this one is
-    // split: a group keeps 4 KiB of loads in flight, which covers the memory latency.
+    // split: a group keeps 4 KiB of loads in flight (the narrow instantiation 2 KiB).
+    constexpr int kBatch = kLoadBatch;
     constexpr uint32_t kStep = lanes::kLanes * kBatch;
     uint32_t in[2][kBatch][4];
 #pragma unroll
@@ -461,7 +474,7 @@ inline void report_prof(gpuStream_t stream, int lb, uint64_t blocks, int grid) {
 
 // The kernel's body: each group takes block tickets until none is left; the last group to finish
 // publishes the results.
-template <DType T, bool kFused, bool kAligned>
+template <DType T, bool kFused, bool kAligned, bool kNarrow>
 __device__ void run(const Params& p, uint8_t* smem) {
   constexpr int kEb = static_cast<int>(format::elem_bytes(T));
   const int lane = lanes::lane();
@@ -469,8 +482,8 @@ __device__ void run(const Params& p, uint8_t* smem) {
   const uint32_t top = words_top(p.log2_block, p.prob_bits);
   uint8_t* gs = smem + lanes::group() * group_smem_bytes(p.log2_block, p.prob_bits);
   const uint32_t bsz = 1u << p.log2_block;
-  BlockEncoder<T, kFused, kAligned> enc{p, gs, reinterpret_cast<Entry*>(gs + top), gs + top + kFlagsAt,
-                                        reinterpret_cast<uint32_t*>(gs + top)};
+  BlockEncoder<T, kFused, kAligned, kNarrow> enc{p, gs, reinterpret_cast<Entry*>(gs + top), gs + top + kFlagsAt,
+                                                 reinterpret_cast<uint32_t*>(gs + top)};
 #if MPIZIP_ENC_PROF
   long long prof_t_ = clock64();
 #endif

@@ -37,23 +37,38 @@ constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 #define MPIZIP_ENC_MIN_CTAS 1
 #endif
 
-// Or a register cap (CUDA 12.4 and newer): 184 registers let 11 single-group CTAs share a
-// multiprocessor's 64 K registers, as many as its shared memory holds at 16384-symbol blocks; the
-// split of whole blocks (encode::BlockEncoder::split_full) would take 190 uncapped. 0: no cap.
+// Or a register cap (CUDA 12.4 and newer). A CTA of one warp lives on one of a multiprocessor's four
+// sub-partitions, whose 16 K registers hold floor(16384 / (32 x cap)) such warps. The wide
+// instantiation takes 184 (2 a sub-partition, 8 groups a multiprocessor; the split of whole blocks,
+// encode::BlockEncoder::split_full, would take 190 uncapped), the narrow one
+// MPIZIP_ENC_NARROW_MAXNREG, 128 (4 a sub-partition: 16 groups a multiprocessor at blocks of at most
+// 4096 symbols, 11 at 16384, where shared memory is the limit). The launcher takes the narrow one
+// where its groups take the launch in fewer waves: there it is 8-22% faster; where they do not, the
+// tighter cap only costs (kernels/NOTES-codec-gpu.md, v9). 0: no cap.
 #ifndef MPIZIP_ENC_MAXNREG
 #define MPIZIP_ENC_MAXNREG 184
 #endif
-#if MPIZIP_ENC_MAXNREG && defined(__CUDACC__) && !defined(__HIPCC__) && !defined(MPIZIP_HIP) && \
-    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
+#ifndef MPIZIP_ENC_NARROW_MAXNREG
+#define MPIZIP_ENC_NARROW_MAXNREG 128
+#endif
+#if MPIZIP_ENC_MAXNREG && MPIZIP_ENC_NARROW_MAXNREG && defined(__CUDACC__) && !defined(__HIPCC__) && \
+    !defined(MPIZIP_HIP) && (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
 #define MPIZIP_ENC_BOUNDS __maxnreg__(MPIZIP_ENC_MAXNREG)
+#define MPIZIP_ENC_NARROW_BOUNDS __maxnreg__(MPIZIP_ENC_NARROW_MAXNREG)
 #else
 #define MPIZIP_ENC_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
+#define MPIZIP_ENC_NARROW_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
 #endif
 
 template <DType T, bool kFused, bool kAligned>
 __global__ void MPIZIP_ENC_BOUNDS encode_kernel(const MPIZIP_GRID_CONSTANT encode::Params p) {
   extern __shared__ uint4 smem[];
-  encode::run<T, kFused, kAligned>(p, reinterpret_cast<uint8_t*>(smem));
+  encode::run<T, kFused, kAligned, false>(p, reinterpret_cast<uint8_t*>(smem));
+}
+template <DType T, bool kFused, bool kAligned>
+__global__ void MPIZIP_ENC_NARROW_BOUNDS encode_kernel_narrow(const MPIZIP_GRID_CONSTANT encode::Params p) {
+  extern __shared__ uint4 smem[];
+  encode::run<T, kFused, kAligned, true>(p, reinterpret_cast<uint8_t*>(smem));
 }
 
 // Decoder CTAs that fit a multiprocessor's shared memory (6; fp64's two tables: 3); the register
@@ -85,6 +100,8 @@ __global__ void __launch_bounds__(kSplitThreads) split_kernel(const split::Stage
 #ifndef MPIZIP_ENC_EQUAL_WAVES
 #define MPIZIP_ENC_EQUAL_WAVES 1
 #endif
+uint64_t waves(uint64_t work, int grid) { return grid < 1 ? 0 : (work + grid - 1) / grid; }
+
 int equal_waves(uint64_t work, int grid) {
   if (!MPIZIP_ENC_EQUAL_WAVES || grid < 1 || work <= static_cast<uint64_t>(grid)) return grid;
   const uint64_t waves = (work + grid - 1) / grid;
@@ -138,14 +155,23 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
   const uint32_t smem = kEncGroups * encode::group_smem_bytes(p.log2_block, p.prob_bits);
   return dispatch(t, [&](auto tag) -> Status {
     constexpr DType T = decltype(tag)::value;
-    const void* k = nullptr;
-    if (fused) k = aligned ? (const void*)encode_kernel<T, true, true> : (const void*)encode_kernel<T, true, false>;
-    else k = aligned ? (const void*)encode_kernel<T, false, true> : (const void*)encode_kernel<T, false, false>;
-    int resident = 0;
-    MPIZIP_CHECK(resident_ctas(k, kEncThreads, smem, kEncGroups * encode::group_smem_bytes(format::kMaxLog2Block, kMaxGpuProbBits),
-                               &resident));
+    const void* wide = fused ? (aligned ? (const void*)encode_kernel<T, true, true> : (const void*)encode_kernel<T, true, false>)
+                             : (aligned ? (const void*)encode_kernel<T, false, true> : (const void*)encode_kernel<T, false, false>);
+    const void* narrow = fused ? (aligned ? (const void*)encode_kernel_narrow<T, true, true>
+                                          : (const void*)encode_kernel_narrow<T, true, false>)
+                               : (aligned ? (const void*)encode_kernel_narrow<T, false, true>
+                                          : (const void*)encode_kernel_narrow<T, false, false>);
+    const uint32_t smem_max = kEncGroups * encode::group_smem_bytes(format::kMaxLog2Block, kMaxGpuProbBits);
+    int resident_wide = 0, resident_narrow = 0;
+    MPIZIP_CHECK(resident_ctas(wide, kEncThreads, smem, smem_max, &resident_wide));
+    MPIZIP_CHECK(resident_ctas(narrow, kEncThreads, smem, smem_max, &resident_narrow));
     const uint64_t work = (total + kEncGroups - 1) / kEncGroups;
-    const int grid = equal_waves(work, grid_for(work, resident, opt.max_ctas));
+    const int grid_wide = grid_for(work, resident_wide, opt.max_ctas);
+    const int grid_narrow = grid_for(work, resident_narrow, opt.max_ctas);
+    // The narrow instantiation where its groups take the work in fewer waves.
+    const bool use_narrow = waves(work, grid_narrow) < waves(work, grid_wide);
+    const void* k = use_narrow ? narrow : wide;
+    const int grid = equal_waves(work, use_narrow ? grid_narrow : grid_wide);
     void* args[] = {&p};
     MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(grid), dim3(kEncThreads), args, smem, static_cast<gpuStream_t>(stream)));
 #if MPIZIP_ENC_PROF
