@@ -15,7 +15,7 @@
 . "$(dirname "$0")/../mpi/lib.sh"
 bin=$MPIZIP_BUILDDIR/tests/fortran
 [ -x "$bin/fortran_calls_f08" ] || { echo "SKIP: no MPI Fortran compiler (configure's MPIFC)"; exit 77; }
-if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then
+if [ "$mpizip_mpi" = openmpi ]; then  # the library this build is configured for (launcher.sh)
   mpi=openmpi; arg=""; bottom=1
 else
   mpi=other; arg="no-bottom"; bottom=0
