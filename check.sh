@@ -15,26 +15,36 @@
 # against Open MPI).
 set -e
 cd "$(dirname "$0")"
+start=$(date +%s)
+step() { echo "check.sh: $* (at $(($(date +%s) - start)) s)"; }
 tools/install-deps.sh --tests
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 jobs=$(nproc 2>/dev/null || echo 2)
+step build
 autoreconf -fi
 mkdir -p build
 cd build
 ../configure --with-mpi=openmpi
 make -j"$jobs"
+step make check
 make -j"$jobs" check || { cat test-suite.log; exit 1; }
+step ThreadSanitizer
 ../tests/tsan/run.sh
+step fuzzing
 FUZZ_DIR="$PWD/fuzz" ../tests/fuzz/run.sh 60
+step HIP compile
 ../tests/hip_compile.sh || [ $? = 77 ]
+step distcheck
 make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--without-cuda \
   TESTS="tests/mpi/smoke.sh tests/unit/codec_cpu_test tests/unit/p2p_recv_test tests/readme_settings.sh osu-bench/test-osu.sh"
 cd ..
+step MPICH build
 mkdir -p build-mpich
 cd build-mpich
 ../configure --with-mpi=mpich --without-cuda --without-gtest
 make -j"$jobs"
+step MPICH make check
 make -j"$jobs" check || { cat test-suite.log; exit 1; }
-echo "check.sh: all tests passed (Open MPI, then MPICH)"
+step "all tests passed (Open MPI, then MPICH)"

@@ -74,7 +74,10 @@ TwoShot::~TwoShot() {
   active_.clear();  // cancels or waits for the transfers still posted
   hello_send_.clear();
   hello_recv_.clear();
-  if (backend_ != nullptr && ok(backend_->drain())) ch_.resources->release(std::move(backend_));
+  lanes_.clear();
+  drain_sends_.clear();
+  if (backend_ != nullptr && !backend_failed_ && ok(backend_->drain()))
+    ch_.resources->release(std::move(backend_));
 }
 
 Status TwoShot::start() {
@@ -122,7 +125,9 @@ bool TwoShot::progress() {
   {
     std::lock_guard<std::mutex> lock(ch_.resources->transport_mutex());
     ch_.transport->progress();
-    Status s = phase_ == Phase::kHello ? advance_hello() : advance_pieces();
+    Status s = phase_ == Phase::kHello    ? advance_hello()
+               : phase_ == Phase::kPieces ? advance_pieces()
+                                          : advance_drain();
     if (!ok(s)) abort(s);
   }
   if (events_ == before)
@@ -187,6 +192,9 @@ Status TwoShot::advance_hello() {
         break;
       case Disagreement::kCount:
         hello_error_ = Status::mpi(MPI_ERR_COUNT);
+        break;
+      case Disagreement::kFailed:
+        hello_error_ = Status::kPeerFailed;
         break;
       default:
         hello_error_ = Status::kInvalidArgument;
@@ -278,13 +286,25 @@ Status TwoShot::post_recv(void* buf, uint64_t bytes, Memory where, int peer, uin
 }
 
 void TwoShot::data_error(const char* what, int peer, uint64_t j) {
-  if (peer >= 0) {
-    MPIZIP_WARN("MPI_Allreduce: %s (piece %llu, from rank %d)", what,
-                static_cast<unsigned long long>(j), peer);
+  // One warning, for the first; the rest at info level.
+  const log::Level level = ok(error_) ? log::Level::kWarn : log::Level::kInfo;
+  if (!log::enabled(level)) {
+  } else if (peer >= 0) {
+    log::write(level, "MPI_Allreduce: %s (piece %llu, from rank %d)", what,
+               static_cast<unsigned long long>(j), peer);
   } else {
-    MPIZIP_WARN("MPI_Allreduce: %s (piece %llu)", what, static_cast<unsigned long long>(j));
+    log::write(level, "MPI_Allreduce: %s (piece %llu)", what, static_cast<unsigned long long>(j));
   }
   if (ok(error_)) error_ = Status::kCorruptStream;
+}
+
+void TwoShot::peer_failed(int peer, uint64_t j) {
+  const log::Level level = ok(error_) ? log::Level::kWarn : log::Level::kInfo;
+  if (log::enabled(level)) {
+    log::write(level, "MPI_Allreduce: rank %d sent piece %llu empty: a rank's part of the "
+               "collective failed", peer, static_cast<unsigned long long>(j));
+  }
+  if (ok(error_)) error_ = Status::kPeerFailed;
 }
 
 Status TwoShot::stage_to_host(Status why) {
@@ -312,16 +332,117 @@ Status TwoShot::stage_to_host(Status why) {
   return ch_.resources->acquire(false, &backend_);
 }
 
-// A transport or device failure: nothing more can be exchanged. Transfers still posted are
-// cancelled or waited for as they are destroyed; a backend that failed is not reused.
 void TwoShot::abort(Status s) {
+  if (s == Status::kDeviceError) backend_failed_ = true;
+  const bool transport = s == Status::kTransportError || s == Status::kMpiError ||
+                         s == Status::kPeerFailed || s == Status::kTimedOut;
+  if (phase_ == Phase::kPieces && !transport) {
+    drain(s);
+    return;
+  }
+  // Nothing more can be exchanged. Transfers still posted are cancelled or waited for as they are
+  // destroyed.
   MPIZIP_WARN("MPI_Allreduce: the collective failed (%s)", status_string(s));
   active_.clear();
   hello_send_.clear();
   hello_recv_.clear();
-  if (backend_ != nullptr && s == Status::kDeviceError) backend_.reset();
+  lanes_.clear();
+  drain_sends_.clear();
   error_ = s;
   finish();
+}
+
+void TwoShot::drain(Status s) {
+  MPIZIP_WARN("MPI_Allreduce: this rank's part failed (%s); its peers are sent its pieces empty "
+              "and the collective fails on every rank", status_string(s));
+  error_ = s;
+  phase_ = Phase::kDrain;
+  drain_from_ = next_piece_;
+  for (Piece& p : active_) {
+    note_posted(p);
+    // What the device was still doing for the piece is no longer waited for (the backend drains
+    // before it is reused); its transfers already posted complete.
+    p.rs_fence.reset();
+    p.fold_fence.reset();
+    p.ag_fence.reset();
+    p.decodes.clear();
+  }
+  const uint64_t sink = std::max(cap_, largest_ * eb_);
+  for (int q = 0; q < nranks_; ++q) {
+    if (q == me_) continue;
+    for (Kind k : {Kind::kReduceScatter, Kind::kAllgather}) {
+      DrainLane& l = lanes_.emplace_back();
+      l.peer = q;
+      l.kind = k;
+      l.sink.resize(sink);
+    }
+  }
+  for (uint64_t j = 0; j < plan_.pieces(); ++j) {
+    const bool mine = !plan_.piece(me_, j).empty();
+    for (int q = 0; q < nranks_; ++q) {
+      if (q == me_) continue;
+      if (!plan_.piece(q, j).empty() && !posted_before_drain(j, q, kRsOut)) {
+        Status st = post_empty(q, make_tag(seq_, Kind::kReduceScatter, j),
+                               &drain_sends_.emplace_back());
+        if (!ok(st)) return abort(st);
+      }
+      if (mine && !posted_before_drain(j, q, kAgOut)) {
+        Status st = post_empty(q, make_tag(seq_, Kind::kAllgather, j), &drain_sends_.emplace_back());
+        if (!ok(st)) return abort(st);
+      }
+    }
+  }
+}
+
+bool TwoShot::posted_before_drain(uint64_t j, int peer, uint8_t bit) const {
+  if (j >= drain_from_) return false;  // not started
+  for (const Piece& p : active_) {
+    if (p.j == j) return (p.posted[peer] & bit) != 0;
+  }
+  return true;  // done before the drain
+}
+
+Status TwoShot::advance_drain() {
+  bool pending = false;
+  auto poll = [&](std::unique_ptr<Transfer>& t) -> Status {
+    if (t == nullptr) return Status::kOk;
+    bool done = false;
+    MPIZIP_CHECK(ready(*t, &done));
+    if (done)
+      t.reset();
+    else
+      pending = true;
+    return Status::kOk;
+  };
+  for (Piece& p : active_) {
+    for (auto* v : {&p.rs_send, &p.rs_recv, &p.ag_send, &p.ag_recv}) {
+      for (auto& t : *v) MPIZIP_CHECK(poll(t));
+    }
+  }
+  for (auto& t : drain_sends_) MPIZIP_CHECK(poll(t));
+  for (DrainLane& l : lanes_) {
+    for (;;) {
+      MPIZIP_CHECK(poll(l.t));
+      if (l.t != nullptr) break;
+      const uint8_t bit = l.kind == Kind::kReduceScatter ? kRsIn : kAgIn;
+      while (l.next < plan_.pieces() && l.t == nullptr) {
+        const uint64_t j = l.next++;
+        const int owner = l.kind == Kind::kReduceScatter ? me_ : l.peer;
+        if (plan_.piece(owner, j).empty() || posted_before_drain(j, l.peer, bit)) continue;
+        MPIZIP_CHECK(post_recv(l.sink.data(), l.sink.size(), Memory::kHost, l.peer,
+                               make_tag(seq_, l.kind, j), &l.t));
+      }
+      if (l.t == nullptr) break;  // every piece received
+    }
+    pending = pending || l.t != nullptr;
+  }
+  if (!pending) {
+    active_.clear();
+    lanes_.clear();
+    drain_sends_.clear();
+    finish();
+  }
+  return Status::kOk;
 }
 
 void TwoShot::finish() {
@@ -331,7 +452,8 @@ void TwoShot::finish() {
     error_ = Status::kDeviceError;
   }
   status_.error = !ok(hello_error_) ? hello_error_ : error_;
-  if (backend_ != nullptr && ok(backend_->drain())) ch_.resources->release(std::move(backend_));
+  if (backend_ != nullptr && !backend_failed_ && ok(backend_->drain()))
+    ch_.resources->release(std::move(backend_));
   backend_.reset();
   if (a_.on_complete) a_.on_complete(traffic_);
 }

@@ -72,6 +72,9 @@ struct Policy {
   uint64_t memory_bytes = 256 << 20;  // what automatic pieces may take in flight (or the buffer's size)
   bool checksum = false;            // compressed pieces carry a checksum of their data
   bool fuse = true;                 // the last pieces to land are decoded inside the fold
+  bool fault = false;  // test hook (MPIZIP_FAULT=allreduce): this rank's part fails with
+                       // kOutOfMemory as its second piece starts, as device memory exhausted
+                       // mid-collective would (collectives of one piece are left alone)
 };
 
 // What a collective needs to know about its communicator, handed down by src/core.
@@ -109,8 +112,11 @@ struct AllreduceArgs {
 
 // Starts the two-shot allreduce numbered `seq` on the communicator (every rank numbers its
 // collectives alike; the number makes the collective's transfer tags). On success *op completes
-// the collective as it is progressed, and its status carries the collective's outcome (kCorruptStream:
-// a piece this rank depends on did not decode).
+// the collective as it is progressed, and its status carries the collective's outcome: kCorruptStream
+// when a piece this rank depends on did not decode; kPeerFailed when another rank's part failed
+// (its hello said so, or it sent a piece empty); this rank's own failure (kOutOfMemory,
+// kDeviceError, ...) when its part failed, after it has told its peers (TwoShot::drain). Every
+// rank's collective ends; none waits for a rank whose part failed.
 Status start_allreduce(const Channel& ch, const AllreduceArgs& args, uint64_t seq,
                        std::unique_ptr<platform::Operation>* op);
 

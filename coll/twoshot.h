@@ -95,6 +95,22 @@ class TwoShot : public platform::Operation {
       std::vector<uint64_t> counts;  // the elements each must deliver
     };
     std::vector<Decode> decodes;
+    // Per peer, the messages of this piece posted so far (PostedBits): what a drain still owes.
+    std::vector<uint8_t> posted;
+  };
+  enum PostedBits : uint8_t { kRsOut = 1, kRsIn = 2, kAgOut = 4, kAgIn = 8 };
+
+  // One stream of messages a draining rank still receives from one peer (a reduce-scatter or an
+  // all-gather message per piece), into a buffer of its own, one piece at a time in piece order
+  // (the order the peer sends them in). A piece whose receive was posted before the drain is
+  // skipped.
+  struct DrainLane {
+    int peer = 0;
+    Kind kind = Kind::kReduceScatter;
+    uint64_t next = 0;  // the next piece to look at
+    uint64_t piece = 0;  // the piece `t` receives
+    std::vector<uint8_t> sink;
+    std::unique_ptr<transport::Transfer> t;
   };
 
   // Puts the input in the output's memory, and takes a backend.
@@ -112,6 +128,8 @@ class TwoShot : public platform::Operation {
   Status fold(Piece& p);
   Status ag_sends(Piece& p);
   Status ag_receives(Piece& p);
+  // Records which of the piece's messages have been posted (Piece::posted).
+  void note_posted(Piece& p);
   // Drops the sends that have completed.
   Status poll_sends(std::vector<std::unique_ptr<transport::Transfer>>& sends);
   // Tests a transfer or a fence, counting completions (see idle()).
@@ -166,8 +184,20 @@ class TwoShot : public platform::Operation {
   // copies of its buffers with the CPU backend, which its peers cannot tell apart (one wire format,
   // and the CPU codec honours the hellos), and copies the result back when done.
   Status stage_to_host(Status why);
-  // A transport or device failure: ends the collective at once with that status.
+  // A failure: ends the collective with that status on this rank. A transport failure (nothing
+  // more can be exchanged) ends it at once; any other (a device error, memory exhausted, a broken
+  // invariant) drains it first (drain()).
   void abort(Status s);
+  // This rank's part failed after the hellos: it stops computing, sends every message it still
+  // owes empty (so that each peer reports the failure instead of waiting for it) and receives,
+  // discarding them, every message it is still owed (so that no peer waits on a send and no
+  // message is left to the next collective); the collective ends when all have completed.
+  void drain(Status s);
+  Status advance_drain();
+  // Whether piece j's message `bit` (PostedBits) for `peer` was posted before the drain.
+  bool posted_before_drain(uint64_t j, int peer, uint8_t bit) const;
+  // A piece this rank depends on came empty from `peer`: that rank's part failed.
+  void peer_failed(int peer, uint64_t j);
   // Completes the operation: the result copied back when staged, the status, the backend back to
   // the pool, the statistics.
   void finish();
@@ -184,7 +214,7 @@ class TwoShot : public platform::Operation {
   uint64_t largest_;         // elements of the largest piece
   uint64_t cap_;             // bytes of the largest piece's stream, at most
 
-  enum class Phase { kHello, kPieces, kDone } phase_ = Phase::kHello;
+  enum class Phase { kHello, kPieces, kDrain, kDone } phase_ = Phase::kHello;
   std::vector<uint8_t> compress_to_;  // per peer: this rank's hello says it compresses for the peer
   std::vector<Hello> hello_out_, hello_in_;  // per peer; hello_out_[me_]: this rank's arguments
   std::vector<std::unique_ptr<transport::Transfer>> hello_send_, hello_recv_;
@@ -197,7 +227,11 @@ class TwoShot : public platform::Operation {
   std::vector<uint8_t> slot_busy_;
   uint64_t next_piece_ = 0;
   std::deque<Piece> active_;
-  Status error_;  // first data error
+  Status error_;  // first error of the pieces
+  uint64_t drain_from_ = 0;       // Phase::kDrain: the first piece not started before it
+  std::vector<DrainLane> lanes_;  // and what this rank still receives
+  std::vector<std::unique_ptr<transport::Transfer>> drain_sends_;  // and the empty sends it owes
+  bool backend_failed_ = false;  // a device error: the backend is not reused
   Traffic traffic_;
   std::vector<uint8_t> host_in_, host_out_;  // host copies of device buffers (stage_to_host)
   void* device_output_ = nullptr;            // the output they stand for

@@ -27,6 +27,7 @@ Status TwoShot::advance_pieces() {
     MPIZIP_CHECK(fold(p));
     MPIZIP_CHECK(ag_sends(p));
     MPIZIP_CHECK(ag_receives(p));
+    note_posted(p);
     MPIZIP_CHECK(poll_sends(p.rs_send));
     MPIZIP_CHECK(poll_sends(p.ag_send));
   }
@@ -53,6 +54,8 @@ Status TwoShot::start_piece(Piece& p) {
   p.inputs.assign(n, nullptr);
   p.streams.assign(n, 0);
   p.rs_sizes.assign(n, 0);
+  p.posted.assign(n, 0);
+  if (ch_.policy.fault && p.j == 1) return Status::kOutOfMemory;  // MPIZIP_FAULT=allreduce
   const uint64_t rs_tag = make_tag(seq_, Kind::kReduceScatter, p.j);
   const uint64_t ag_tag = make_tag(seq_, Kind::kAllgather, p.j);
   const Memory land_space = staged_ ? Memory::kHost : space_;
@@ -110,7 +113,17 @@ Status TwoShot::start_piece(Piece& p) {
     MPIZIP_CHECK(backend_->fence(&p.rs_fence));
     p.rs_step = SendStep::kEncoding;
   }
+  note_posted(p);
   return Status::kOk;
+}
+
+void TwoShot::note_posted(Piece& p) {
+  for (int q = 0; q < nranks_; ++q) {
+    if (p.rs_send[q] != nullptr) p.posted[q] |= kRsOut;
+    if (p.rs_recv[q] != nullptr) p.posted[q] |= kRsIn;
+    if (p.ag_send[q] != nullptr) p.posted[q] |= kAgOut;
+    if (p.ag_recv[q] != nullptr) p.posted[q] |= kAgIn;
+  }
 }
 
 // Reduce-scatter sends that waited for the batched compression (and, when staged, for the copy of
@@ -190,6 +203,11 @@ Status TwoShot::rs_receives(Piece& p) {
     --p.rs_pending;
     const PeerLayout& pl = layout_.peer[q];
     const uint8_t* src = landing(p, pl.rs_land);
+    if (got == 0) {  // the peer's part failed (TwoShot::drain)
+      peer_failed(q, p.j);
+      p.poisoned = true;
+      continue;
+    }
     if (staged_) {
       MPIZIP_CHECK(backend_->copy(work(p, pl.rs_dev), src, got));
       src = work(p, pl.rs_dev);
@@ -223,6 +241,12 @@ Status TwoShot::rs_receives(Piece& p) {
 // and, when staged, its copy to pinned memory.
 Status TwoShot::fold(Piece& p) {
   if (p.folded || p.rs_pending > 0) return Status::kOk;
+  if (p.poisoned) {  // a contribution is missing: nothing to fold, the all-gather sends empties
+    MPIZIP_CHECK(backend_->fence(&p.fold_fence));
+    p.folded = true;
+    p.ag_step = SendStep::kEncoding;
+    return Status::kOk;
+  }
   const Range mine = plan_.piece(me_, p.j);
   uint8_t* out = out_at(mine.begin);
   FoldInput in[kMaxRanks];
@@ -339,7 +363,9 @@ Status TwoShot::ag_receives(Piece& p) {
     const Range r = plan_.piece(q, p.j);
     const uint64_t bytes = r.size() * eb_;
     const PeerLayout& pl = layout_.peer[q];
-    if (compressed_from(q, r.size())) {
+    if (got == 0) {
+      peer_failed(q, p.j);  // the owner's part failed, or a contribution to it did
+    } else if (compressed_from(q, r.size())) {
       const uint8_t* src = landing(p, pl.ag_land);
       if (staged_) {
         MPIZIP_CHECK(backend_->copy(work(p, pl.ag_dev), src, got));

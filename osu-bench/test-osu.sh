@@ -161,7 +161,7 @@ if [ -f "${MPIZIP_LIB:-}" ]; then
     [ "$(grep -c '"size":' "$work/c.json")" = 5 ] || fail "compare JSON rows: $(cat "$work/c.json")"
     if command -v python3 > /dev/null; then
       python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["rows"]; assert r[0]["size"] == 4 and r[0]["speedup"] > 0' \
-        "$work/c.json" || fail "compare JSON does not parse"
+        "$work/c.json" || fail "compare JSON does not parse: $(cat "$work/c.json")"
     fi
     [ ${#plot[@]} = 0 ] || [ -s "$work/c.png" ] || fail "compare plot"
   else

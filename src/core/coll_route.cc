@@ -90,6 +90,7 @@ coll::Policy policy(const Settings& st) {
   p.fuse = st.allreduce_fuse;
   p.memory_bytes = st.device_pool_bytes;
   p.checksum = st.checksum;
+  p.fault = st.fault == kFaultAllreduce;
   return p;
 }
 

@@ -27,7 +27,14 @@ struct Settings {
 };
 
 // MPIZIP_FAULT's choices, in settings.def's order.
-enum FaultSetting { kFaultNone = 0, kFaultTmaFail, kFaultTmaSilent, kFaultSend, kFaultUcxStart };
+enum FaultSetting {
+  kFaultNone = 0,
+  kFaultTmaFail,
+  kFaultTmaSilent,
+  kFaultSend,
+  kFaultUcxStart,
+  kFaultAllreduce
+};
 
 // The process's settings, parsed from the environment on first use (thread-safe). An invalid value
 // logs one warning naming the variable and the accepted values, and the default is used; a value

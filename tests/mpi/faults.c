@@ -5,6 +5,12 @@
 //                 it (blocking, then non-blocking) must return an error, not wait for chunks that
 //                 never come, and so must rank 0's send; then a small message each way and an
 //                 allreduce must be exact (the communicator still works, messages stay in order).
+//   faults allreduce  2-4 ranks, MPI_ERRORS_RETURN. Rank 1 runs with MPIZIP_FAULT=allreduce: its
+//                 part of a two-shot allreduce of several pieces fails as its second piece starts
+//                 (as exhausted device memory would). Every rank's MPI_Allreduce (blocking, then
+//                 non-blocking) must return an error, not wait for pieces that never come; then
+//                 messages around the ring and a one-piece two-shot allreduce must be exact (every
+//                 message of the failed collectives was consumed, and the ranks agree on the next).
 //   faults dead   2 ranks. Rank 1 dies (_exit) while rank 0's large message to it is under way;
 //                 the script checks that the job ends within a bounded time.
 #include <mpi.h>
@@ -93,6 +99,49 @@ static int run_send(int n) {
   return failures;
 }
 
+// Integers as floats: sums are exact in any order.
+static void fill_ints(float* x, int n, int seed) {
+  for (int i = 0; i < n; ++i) x[i] = (float)((i * 7 + seed * 13) % 17 - 8);
+}
+
+static int run_allreduce(int n, int size) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  float* x = malloc(sizeof(float) * (size_t)n);
+  float* y = malloc(sizeof(float) * (size_t)n);
+  fill_ints(x, n, rank);
+  const double t0 = MPI_Wtime();
+  int rc = MPI_Allreduce(x, y, n, MPI_FLOAT, MPI_SUM, comm);
+  CHECK(rc != MPI_SUCCESS, "blocking allreduce: expected an error, got success");
+  if (rc != MPI_SUCCESS) printf("faults: allreduce: rank %d: blocking allreduce failed: %s\n", rank, error_text(rc));
+  MPI_Request req;
+  rc = MPI_Iallreduce(x, y, n, MPI_FLOAT, MPI_SUM, comm, &req);
+  if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+  CHECK(rc != MPI_SUCCESS, "non-blocking allreduce: expected an error, got success");
+  if (rc != MPI_SUCCESS) printf("faults: allreduce: rank %d: non-blocking allreduce failed: %s\n", rank, error_text(rc));
+  // The communicator still works: a message around the ring, and an allreduce of one piece.
+  float small[16], got[16], want[16];
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  fill(small, 16, 99u + (uint32_t)rank);
+  fill(want, 16, 99u + (uint32_t)prev);
+  rc = MPI_Sendrecv(small, 16, MPI_FLOAT, next, 5, got, 16, MPI_FLOAT, prev, 5, comm, MPI_STATUS_IGNORE);
+  CHECK(rc == MPI_SUCCESS && memcmp(got, want, sizeof want) == 0, "ring message after the failure: rc %d", rc);
+  const int m = 4096;
+  rc = MPI_Allreduce(x, y, m, MPI_FLOAT, MPI_SUM, comm);
+  int wrong = 0;
+  for (int i = 0; i < m; ++i) {
+    float sum = 0;
+    for (int q = 0; q < size; ++q) sum += (float)((i * 7 + q * 13) % 17 - 8);
+    wrong += y[i] != sum;
+  }
+  CHECK(rc == MPI_SUCCESS && wrong == 0, "allreduce after the failure: rc %d, %d wrong", rc, wrong);
+  printf("faults: allreduce: rank %d: %s after %.2f s\n", rank, failures ? "FAILED" : "ok",
+         MPI_Wtime() - t0);
+  free(x);
+  free(y);
+  return failures;
+}
+
 static int run_dead(int n) {
   MPI_Comm comm = MPI_COMM_WORLD;
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
@@ -127,14 +176,16 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char* mode = argc > 1 ? argv[1] : "send";
   const int n = argc > 2 ? atoi(argv[2]) : (1 << 20);
-  if (size != 2) {
-    if (rank == 0) fprintf(stderr, "faults: needs 2 ranks\n");
+  if (strcmp(mode, "allreduce") == 0 ? size < 2 || size > 4 : size != 2) {
+    if (rank == 0) fprintf(stderr, "faults: needs 2 ranks (allreduce: 2-4)\n");
     MPI_Finalize();
     return 2;
   }
   int bad = 0;
   if (strcmp(mode, "send") == 0) {
     bad = run_send(n);
+  } else if (strcmp(mode, "allreduce") == 0) {
+    bad = run_allreduce(n, size);
   } else if (strcmp(mode, "dead") == 0) {
     bad = run_dead(n);
   } else {
