@@ -1,13 +1,28 @@
 #!/bin/sh
 # The GPU kernels compile for AMD GPUs with HIP (gfx90a) from the same sources as for CUDA. Needs
-# hipcc (Debian: hipcc, libamdhip64-dev); exit 77 (skip) without it.
+# hipcc (Debian: hipcc, libamdhip64-dev); exit 77 (skip) without it. The files compile side by side.
 set -u
 src=${MPIZIP_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 command -v hipcc >/dev/null 2>&1 || { echo "hip_compile: no hipcc, skipped"; exit 77; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for f in kernels/codec_gpu.cu kernels/reduce_gpu.cu coll/backend_gpu.cu; do
+files="kernels/codec_gpu.cu kernels/reduce_gpu.cu coll/backend_gpu.cu"
+jobs=""
+for f in $files; do
+  b=$(basename "$f")
   hipcc --offload-arch=gfx90a -std=c++20 -O3 -DMPIZIP_HIP -I"$src" -I"$src/include" -x hip \
-    -c "$src/$f" -o "$out/$(basename "$f").o" || { echo "hip_compile: $f failed"; exit 1; }
-  echo "hip_compile: $f compiled for gfx90a"
+    -c "$src/$f" -o "$out/$b.o" > "$out/$b.log" 2>&1 &
+  jobs="$jobs $!:$f"
 done
+status=0
+for j in $jobs; do
+  f=${j#*:}
+  if wait "${j%%:*}"; then
+    echo "hip_compile: $f compiled for gfx90a"
+  else
+    cat "$out/$(basename "$f").log"
+    echo "hip_compile: $f failed"
+    status=1
+  fi
+done
+exit $status

@@ -9,7 +9,8 @@ tests_transport_ucx_test_LDADD = libmpizip_core.la
 tests_transport_ucx_staged_test_SOURCES = tests/transport/ucx_test.cc \
 	tests/transport/ucx_fake_device.cc src/transport/ucx.cc src/transport/ucx_transfer.cc \
 	src/transport/ucx_worker.cc src/transport/staging.cc src/platform/buffers.cc src/platform/log.cc \
-	src/platform/status.cc src/platform/topology.cc src/transport/node_map.cc src/transport/device_ops_none.cc
+	src/platform/status.cc src/platform/topology.cc src/transport/node_map.cc src/transport/device_ops_none.cc \
+	src/transport/mpi_calls.cc
 # Own flags, so that the shared sources compile to objects of their own.
 tests_transport_ucx_staged_test_CPPFLAGS = $(AM_CPPFLAGS)
 tests_transport_ucx_staged_test_LDADD = $(UCX_LDFLAGS) $(UCX_LIBS) $(HWLOC_LDFLAGS) $(HWLOC_LIBS)

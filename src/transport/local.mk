@@ -13,6 +13,7 @@ endif
 # CUDA IPC, portable fallback, emulated link (src/transport/pmpi.h). device_ops wraps the GPU runtime
 # calls they make, with a GPU-less stand-in.
 libmpizip_core_la_SOURCES += src/transport/transport.h src/transport/transport.cc src/transport/node_map.cc \
+	src/transport/mpi_calls.h src/transport/mpi_calls.cc \
 	src/transport/pmpi.h src/transport/pmpi.cc \
 	src/transport/segments.h src/transport/segments.cc \
 	src/transport/staging.h src/transport/staging.cc \

@@ -7,6 +7,7 @@
 #include "src/platform/log.h"
 #include "src/transport/device_ops.h"
 #include "src/transport/ipc.h"
+#include "src/transport/mpi_calls.h"
 #include "src/transport/segments.h"
 #include "src/transport/staging.h"
 

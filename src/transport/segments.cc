@@ -6,6 +6,7 @@
 
 #include "src/platform/log.h"
 #include "src/transport/device_ops.h"
+#include "src/transport/mpi_calls.h"
 
 namespace mpizip::transport {
 namespace {
@@ -286,21 +287,6 @@ class StagedRecv final : public Segments {
 };
 
 }  // namespace
-
-Status mpi_status(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return Status::kOk;
-  char text[MPI_MAX_ERROR_STRING] = "unknown error";
-  int length = 0;
-  (void)PMPI_Error_string(rc, text, &length);
-  MPIZIP_WARN("%s failed: %s", what, text);
-  return Status::kMpiError;
-}
-
-void cancel_and_wait(MPI_Request* req, bool receive) {
-  if (*req == MPI_REQUEST_NULL) return;
-  if (receive) (void)PMPI_Cancel(req);
-  (void)PMPI_Wait(req, MPI_STATUS_IGNORE);
-}
 
 Status send_segments(const SegmentRoute& route, const void* buf, uint64_t bytes, bool device,
                      const LinkSlot& slot, std::unique_ptr<Segments>* out) {

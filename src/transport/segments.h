@@ -52,10 +52,4 @@ Status send_segments(const SegmentRoute& route, const void* buf, uint64_t bytes,
 Status recv_segments(const SegmentRoute& route, void* buf, uint64_t capacity, uint64_t sent,
                      bool device, std::unique_ptr<Segments>* out);
 
-// The MPI error `rc` of `what` as a status (logged); kOk for MPI_SUCCESS.
-Status mpi_status(int rc, const char* what);
-
-// Cancels `*req` if it is a receive MPI has not matched yet, and waits for it either way.
-void cancel_and_wait(MPI_Request* req, bool receive);
-
 }  // namespace mpizip::transport

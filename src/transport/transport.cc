@@ -17,6 +17,7 @@
 #include "src/platform/log.h"
 #include "src/transport/device_ops.h"
 #include "src/transport/emulated.h"
+#include "src/transport/mpi_calls.h"
 #include "src/transport/pmpi.h"
 #include "src/transport/segments.h"
 #include "src/transport/ucx.h"

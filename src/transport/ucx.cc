@@ -18,6 +18,7 @@
 
 #include "src/platform/device.h"
 #include "src/platform/log.h"
+#include "src/transport/mpi_calls.h"
 #include "src/transport/ucx_transfer.h"
 #include "src/transport/ucx_worker.h"
 
@@ -89,19 +90,11 @@ class UcxTransport final : public Transport {
   bool device_memory_;
 };
 
-// Converts the return code of an MPI call made while setting up: kMpiError, with a log line naming
-// the call.
-Status mpi_check(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return Status::kOk;
-  MPIZIP_WARN("UCX transport setup: %s failed (MPI error %d)", what, rc);
-  return Status::kMpiError;
-}
-
 // Whether every rank of `comm` started UCX: the local status where it failed here, kTransportError
 // where it failed elsewhere.
 Status agree_started(MPI_Comm comm, Status local) {
   int ok = local == Status::kOk;
-  MPIZIP_CHECK(mpi_check(PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm),
+  MPIZIP_CHECK(mpi_status(PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm),
                          "MPI_Allreduce"));
   if (ok) return Status::kOk;
   if (local != Status::kOk) return local;
@@ -120,7 +113,7 @@ Status agree_context_id(MPI_Comm comm, ucx::Worker& worker, uint32_t* id) {
       std::lock_guard<std::mutex> lock(worker.mutex());
       candidate = static_cast<int>(worker.first_free_id(static_cast<uint32_t>(floor)));
     }
-    MPIZIP_CHECK(mpi_check(PMPI_Allreduce(MPI_IN_PLACE, &candidate, 1, MPI_INT, MPI_MAX, comm),
+    MPIZIP_CHECK(mpi_status(PMPI_Allreduce(MPI_IN_PLACE, &candidate, 1, MPI_INT, MPI_MAX, comm),
                            "MPI_Allreduce"));
     if (candidate >= static_cast<int>(ucx::Worker::kContextIds)) {
       MPIZIP_WARN("UCX transport: all %u context ids are in use", ucx::Worker::kContextIds);
@@ -132,7 +125,7 @@ Status agree_context_id(MPI_Comm comm, ucx::Worker& worker, uint32_t* id) {
       reserved = worker.reserve_id(static_cast<uint32_t>(candidate));
     }
     int everywhere = reserved;
-    Status s = mpi_check(PMPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, comm),
+    Status s = mpi_status(PMPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, comm),
                          "MPI_Allreduce");
     if (s == Status::kOk && everywhere) {
       *id = static_cast<uint32_t>(candidate);
@@ -157,7 +150,7 @@ Status exchange_addresses(MPI_Comm comm, ucx::Worker& worker, Channel* channel) 
   int n = channel->size();
   int length = static_cast<int>(mine.size());
   std::vector<int> lengths(n), offsets(n);
-  MPIZIP_CHECK(mpi_check(PMPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm),
+  MPIZIP_CHECK(mpi_status(PMPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm),
                          "MPI_Allgather"));
   int64_t total = 0;
   for (int r = 0; r < n; ++r) {
@@ -169,7 +162,7 @@ Status exchange_addresses(MPI_Comm comm, ucx::Worker& worker, Channel* channel) 
     }
   }
   std::vector<uint8_t> all(static_cast<size_t>(total));
-  MPIZIP_CHECK(mpi_check(PMPI_Allgatherv(mine.data(), length, MPI_BYTE, all.data(), lengths.data(),
+  MPIZIP_CHECK(mpi_status(PMPI_Allgatherv(mine.data(), length, MPI_BYTE, all.data(), lengths.data(),
                                          offsets.data(), MPI_BYTE, comm),
                          "MPI_Allgatherv"));
   for (int r = 0; r < n; ++r) {
@@ -190,8 +183,8 @@ Status create_ucx(MPI_Comm comm, const Options& options, std::unique_ptr<Transpo
 Status create_ucx(MPI_Comm comm, const Options& options, const NodeMap& nodes,
                   std::unique_ptr<Transport>* out) {
   int rank = 0, size = 0;
-  MPIZIP_CHECK(mpi_check(PMPI_Comm_rank(comm, &rank), "MPI_Comm_rank"));
-  MPIZIP_CHECK(mpi_check(PMPI_Comm_size(comm, &size), "MPI_Comm_size"));
+  MPIZIP_CHECK(mpi_status(PMPI_Comm_rank(comm, &rank), "MPI_Comm_rank"));
+  MPIZIP_CHECK(mpi_status(PMPI_Comm_size(comm, &size), "MPI_Comm_size"));
   if (size > (1 << ucx::kRankBits)) {
     MPIZIP_INFO("UCX transport: %d ranks exceed the %d that its tags can name", size,
                 1 << ucx::kRankBits);

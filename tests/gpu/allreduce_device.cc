@@ -151,6 +151,34 @@ void overlapped(const Type& t, uint64_t count) {
         "%s: MPI_Iallreduce is not the rank-order fold", t.name);
 }
 
+// --fault (rank 1 runs with MPIZIP_FAULT=allreduce): a device allreduce of several pieces, whose
+// part on rank 1 fails mid-collective as exhausted device memory would, returns an error on every
+// rank, blocking and non-blocking; then a one-piece device allreduce is the exact rank-order fold.
+void fault(const Type& t) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const uint64_t count = uint64_t{4} << 20;  // 16 MiB of fp32: MPIZIP_ALLREDUCE_PIECE_BYTES=1M
+  const std::vector<uint8_t> mine = inputs_of(t, rank, count, Op::kSum, 0x77, false);
+  Buffer send(count * t.bytes, true), recv(count * t.bytes, true);
+  send.upload(mine);
+  int rc = MPI_Allreduce(send.get(), recv.get(), static_cast<int>(count), t.mpi, MPI_SUM,
+                         MPI_COMM_WORLD);
+  CHECK(rc != MPI_SUCCESS, "--fault: blocking MPI_Allreduce succeeded");
+  MPI_Request req;
+  rc = MPI_Iallreduce(send.get(), recv.get(), static_cast<int>(count), t.mpi, MPI_SUM,
+                      MPI_COMM_WORLD, &req);
+  if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+  CHECK(rc != MPI_SUCCESS, "--fault: non-blocking MPI_Allreduce succeeded");
+  const uint64_t one = 4099 * static_cast<uint64_t>(nranks) + 3;  // one piece
+  std::vector<std::vector<uint8_t>> in(static_cast<size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) in[r] = inputs_of(t, r, one, Op::kSum, 0x78, false);
+  Buffer s1(one * t.bytes, true), r1(one * t.bytes, true);
+  s1.upload(in[rank]);
+  rc = MPI_Allreduce(s1.get(), r1.get(), static_cast<int>(one), t.mpi, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(rc == MPI_SUCCESS && r1.download() == expected_fold(t, Op::kSum, in, one),
+        "--fault: the allreduce after the failures returned %d or is not the rank-order fold", rc);
+  std::printf("allreduce_device --fault: rank %d: %s\n", rank, failures == 0 ? "ok" : "FAILED");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -169,11 +197,20 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 1;
   }
+  bool fault_mode = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--hashes" && i + 1 < argc && rank == 0)
       g_hashes = std::fopen(argv[++i], "w");
+    if (std::string(argv[i]) == "--fault") fault_mode = true;
   }
   const std::vector<Type> types = test_types(true);
+  if (fault_mode) {
+    fault(types[2]);
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return total == 0 ? 0 : 1;
+  }
   const uint64_t p = static_cast<uint64_t>(nranks);
   const uint64_t small[] = {0, 1, p - 1, p + 1, 4099 * p + 3};
   for (Placement pl : {Placement::kDevice, Placement::kMixed, Placement::kCross}) {

@@ -8,17 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      fprintf(stderr, "rank %d: check failed: ", rank);        \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__);       \
-      ++failures;                                               \
-    }                                                           \
-  } while (0)
+#include "tests/mpi/check.h"
 
 // Integer-valued doubles and floats: their sums are exact in any order, so every algorithm's
 // result is the one computed here, bit for bit.

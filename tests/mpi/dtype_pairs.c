@@ -27,6 +27,8 @@
 
 #include "include/mpizip.h"
 #include "tests/mpi/probe_error.h"
+#define CHECK_ABORT_AFTER 10
+#include "tests/mpi/check.h"
 
 #ifdef DTYPE_PAIRS_DEVICE
 #include <cuda_runtime_api.h>
@@ -46,18 +48,8 @@ static void* to_mpi(const uint8_t* host, size_t span) { (void)span; return (void
 static void from_mpi(uint8_t* host, void* d, size_t span) { (void)host; (void)d; (void)span; }
 #endif
 
-static int rank, size, failures;
+static int rank, size;
 static int probe_error[2]; /* MPI_ERROR after a probe, a matched probe, of a status preset to 4242 */
-
-#define CHECK(cond, ...)                                                              \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "rank %d: %s:%d: check failed: ", rank, __FILE__, __LINE__);    \
-      fprintf(stderr, __VA_ARGS__);                                                   \
-      fprintf(stderr, "\n");                                                          \
-      if (++failures > 10) MPI_Abort(MPI_COMM_WORLD, 1);                              \
-    }                                                                                 \
-  } while (0)
 
 enum { K_BASIC, K_CONTIG, K_VECTOR, K_HVECTOR, K_INDEXED, K_HINDEXED, K_BLOCKINDEXED, K_SUBARRAY,
        K_STRUCT, K_DUP, K_RESIZED, K_COUNT };

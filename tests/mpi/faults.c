@@ -19,18 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "tests/mpi/check.h"
 
 static int rank = 0;
-static int failures = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      fprintf(stderr, "rank %d: check failed: ", rank);        \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__);       \
-      ++failures;                                               \
-    }                                                           \
-  } while (0)
 
 // Floats with a narrow exponent range (compressible) and every mantissa pattern.
 static void fill(float* x, int n, uint32_t seed) {

@@ -16,20 +16,11 @@
 #include <string.h>
 
 #include "include/mpizip.h"
+#include "tests/mpi/check.h"
 
-static int rank = 0, size = 0, failures = 0;
+static int rank = 0, size = 0;
 static int mpizip_on = 0;
 static int (*traffic_fn)(MPI_Comm, MPIZip_Traffic*) = NULL;
-
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      fprintf(stderr, "rank %d: check failed: ", rank);        \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__);       \
-      ++failures;                                               \
-    }                                                           \
-  } while (0)
 
 enum { kBig = 1 << 19, kMid = 1 << 16 };  // floats: 2 MiB and 256 KiB
 

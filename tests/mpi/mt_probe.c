@@ -20,24 +20,12 @@
 #include <string.h>
 
 #include "tests/mpi/probe_error.h"
+#define CHECK_ABORT_AFTER 10
+#include "tests/mpi/check.h"
 
 enum { kThreads = 4, kMessages = 40, kMaxFloats = 70000, kPending = 24, kDoubles = 3000 };
 static int rank, size;
-static int failures;
 static int probe_error[2]; /* MPI_ERROR after a probe, a matched probe, of a status preset to 4242 */
-static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-
-#define CHECK(cond, ...)                                                            \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      pthread_mutex_lock(&fail_lock);                                               \
-      fprintf(stderr, "rank %d: %s:%d: check failed: ", rank, __FILE__, __LINE__);  \
-      fprintf(stderr, __VA_ARGS__);                                                 \
-      fprintf(stderr, "\n");                                                        \
-      if (++failures > 10) MPI_Abort(MPI_COMM_WORLD, 1);                            \
-      pthread_mutex_unlock(&fail_lock);                                             \
-    }                                                                               \
-  } while (0)
 
 static int floats_of(int thread, int k) { return (int)((k * 7919u + thread * 104729u) % kMaxFloats) * (k % 5 == 0 ? 0 : 1) + (k % 7 == 1); }
 static float value_of(int thread, int k, int i) { return (float)(thread * 1000 + k) + (float)i * 0.25f - 3.0f; }

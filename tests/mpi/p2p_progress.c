@@ -12,17 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tests/mpi/check.h"
 
 enum { N = 3 << 20 }; /* floats: 12 MiB, above every inline and compression threshold */
-static int failures = 0;
-
-#define CHECK(cond, what)                                                  \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      fprintf(stderr, "p2p_progress: %s failed (line %d)\n", what, __LINE__); \
-      ++failures;                                                          \
-    }                                                                      \
-  } while (0)
 
 /* kind 0: smooth floats (compress); kind 1: random bit patterns (do not). */
 static void fill(float* v, int kind, uint32_t seed) {

@@ -23,19 +23,10 @@
 #else
 #define PROGRAM "p2p_semantics"
 #endif
+#define CHECK_ABORT_AFTER 0
+#include "tests/mpi/check.h"
 
 static int rank, size;
-static int failures;
-
-#define CHECK(cond, ...)                                                          \
-  do {                                                                            \
-    if (!(cond)) {                                                                \
-      fprintf(stderr, "rank %d: %s:%d: check failed: ", rank, __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                               \
-      fprintf(stderr, "\n");                                                      \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                               \
-    }                                                                             \
-  } while (0)
 
 /* ---- datatypes: MPIZip's own when the library is loaded, the same-signature MPI ones otherwise */
 static MPI_Datatype t_bf16, t_fp16, t_e4m3, t_e5m2;

@@ -4,17 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define CHECK_ABORT_AFTER 0
+#include "tests/mpi/check.h"
 
 #define N 1000
-#define CHECK(cond, ...)                                       \
-  do {                                                         \
-    if (!(cond)) {                                             \
-      fprintf(stderr, "rank %d: check failed: ", rank);        \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__);       \
-      MPI_Abort(MPI_COMM_WORLD, 1);                            \
-    }                                                          \
-  } while (0)
 
 static int rank, size;
 
