@@ -340,8 +340,11 @@ void TwoShot::abort(Status s) {
     drain(s);
     return;
   }
-  // Nothing more can be exchanged. Transfers still posted are cancelled or waited for as they are
-  // destroyed.
+  end_now(s);
+}
+
+void TwoShot::end_now(Status s) {
+  // Transfers still posted are cancelled or waited for as they are destroyed.
   MPIZIP_WARN("MPI_Allreduce: the collective failed (%s)", status_string(s));
   active_.clear();
   hello_send_.clear();
@@ -374,7 +377,12 @@ void TwoShot::drain(Status s) {
       DrainLane& l = lanes_.emplace_back();
       l.peer = q;
       l.kind = k;
-      l.sink.resize(sink);
+      Status st = l.sink.resize(sink);
+      if (!ok(st)) {
+        MPIZIP_WARN("MPI_Allreduce: no host memory to drain the collective (%s); its peers may "
+                    "wait for this rank", status_string(st));
+        return end_now(s);
+      }
     }
   }
   for (uint64_t j = 0; j < plan_.pieces(); ++j) {

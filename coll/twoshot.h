@@ -13,6 +13,7 @@
 #include "coll/backend.h"
 #include "coll/plan.h"
 #include "coll/wire.h"
+#include "src/platform/buffers.h"
 #include "src/platform/operation.h"
 #include "src/platform/status.h"
 #include "src/transport/transport.h"
@@ -109,7 +110,7 @@ class TwoShot : public platform::Operation {
     Kind kind = Kind::kReduceScatter;
     uint64_t next = 0;  // the next piece to look at
     uint64_t piece = 0;  // the piece `t` receives
-    std::vector<uint8_t> sink;
+    platform::HostBuffer sink;  // the largest piece's size
     std::unique_ptr<transport::Transfer> t;
   };
 
@@ -188,6 +189,8 @@ class TwoShot : public platform::Operation {
   // more can be exchanged) ends it at once; any other (a device error, memory exhausted, a broken
   // invariant) drains it first (drain()).
   void abort(Status s);
+  // Ends the collective at once with status `s`: what is posted is cancelled or waited for.
+  void end_now(Status s);
   // This rank's part failed after the hellos: it stops computing, sends every message it still
   // owes empty (so that each peer reports the failure instead of waiting for it) and receives,
   // discarding them, every message it is still owed (so that no peer waits on a send and no

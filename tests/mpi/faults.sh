@@ -9,7 +9,8 @@
 #     every rank uses the MPI library between nodes instead, each says so in one warning, and
 #     tests/mpi/agreement.c's collectives and messages are exact;
 #   - a rank whose part of a two-shot allreduce fails after the hellos (MPIZIP_FAULT=allreduce on
-#     rank 1, as exhausted device memory would; 2 and 4 ranks, compressed and raw pieces): every
+#     rank 1, as exhausted device memory would; 2 and 4 ranks, compressed and raw pieces, over the
+#     MPI library and over UCX): every
 #     rank's allreduce returns an error, blocking and non-blocking, the failing rank and its peers
 #     each say why in the log, and the next messages and allreduce are exact;
 #   - a rank that dies mid-transfer: the launcher ends the job (neither Open MPI 4 nor MPICH lets
@@ -66,24 +67,28 @@ fi
 
 # 1M floats in 256 KiB pieces: several pieces per rank; rank 1 fails as its second one starts.
 for np in 2 4; do
-  for mode in "$compress" "MPIZIP_PROTOCOL=on MPIZIP_HOST_COMPRESS=0"; do
-    run "$mode MPIZIP_ALLREDUCE=twoshot MPIZIP_ALLREDUCE_PIECE_BYTES=256K MPIZIP_FORCE_INTERNODE=1" 1 \
-        MPIZIP_FAULT=allreduce "$prog" allreduce 1048576
-    what="allreduce fault, $np ranks (${mode##* })"
-    echo "$out" | grep -E "faults:|MPI_Allreduce"
-    [ $rc -eq 124 ] && fail "$what: hung (no end within $limit s)"
-    [ $rc -eq 0 ] || { echo "$out" | tail -20; fail "$what: exit $rc"; }
-    r=0
-    while [ $r -lt $np ]; do
-      echo "$out" | grep -q "faults: allreduce: rank $r: ok" || fail "$what: rank $r not ok"
-      [ "$(echo "$out" | grep -c "faults: allreduce: rank $r: .*allreduce failed")" = 2 ] ||
-        fail "$what: rank $r: expected 2 failed allreduces"
-      r=$((r + 1))
+  for pieces in compressed raw; do
+    mode=$compress
+    [ $pieces = raw ] && mode="MPIZIP_PROTOCOL=on MPIZIP_HOST_COMPRESS=0"
+    for t in $transports; do
+      run "$mode MPIZIP_ALLREDUCE=twoshot MPIZIP_ALLREDUCE_PIECE_BYTES=256K MPIZIP_FORCE_INTERNODE=1 MPIZIP_TRANSPORT=$t" 1 \
+          MPIZIP_FAULT=allreduce "$prog" allreduce 1048576
+      what="allreduce fault over $t, $np ranks, $pieces pieces"
+      echo "$out" | grep -E "faults:|MPI_Allreduce"
+      [ $rc -eq 124 ] && fail "$what: hung (no end within $limit s)"
+      [ $rc -eq 0 ] || { echo "$out" | tail -20; fail "$what: exit $rc"; }
+      r=0
+      while [ $r -lt $np ]; do
+        echo "$out" | grep -q "faults: allreduce: rank $r: ok" || fail "$what: rank $r not ok"
+        [ "$(echo "$out" | grep -c "faults: allreduce: rank $r: .*allreduce failed")" = 2 ] ||
+          fail "$what: rank $r: expected 2 failed allreduces"
+        r=$((r + 1))
+      done
+      [ "$(echo "$out" | grep -c "\[mpizip 1\] warn: MPI_Allreduce: this rank's part failed (out of memory)")" = 2 ] ||
+        fail "$what: rank 1 did not say twice that its part failed"
+      echo "$out" | grep -q "\[mpizip 0\] warn: MPI_Allreduce: rank [0-9]* sent piece [0-9]* empty" ||
+        fail "$what: rank 0 did not say that a peer's part failed"
     done
-    [ "$(echo "$out" | grep -c "\[mpizip 1\] warn: MPI_Allreduce: this rank's part failed (out of memory)")" = 2 ] ||
-      fail "$what: rank 1 did not say twice that its part failed"
-    echo "$out" | grep -q "\[mpizip 0\] warn: MPI_Allreduce: rank [0-9]* sent piece [0-9]* empty" ||
-      fail "$what: rank 0 did not say that a peer's part failed"
   done
 done
 np=2
