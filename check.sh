@@ -2,7 +2,8 @@
 # Sets up and runs MPIZip's tests: installs missing Debian/Ubuntu packages, builds in build/
 # (with CUDA when /usr/local/cuda is present), runs `make check` (unit, codec, MPI integration and
 # benchmark tests, each MPI test with and without the preload), runs the MPI thread tests under
-# ThreadSanitizer with the protocol forced (tests/tsan/run.sh), fuzzes every parser of a peer's
+# ThreadSanitizer with the protocol forced (tests/tsan/run.sh) and the protocol, two-shot and
+# fault tests under AddressSanitizer and UBSan (tests/asan/run.sh), fuzzes every parser of a peer's
 # bytes (the CPU decoder, the match header and its receiver, the allreduce's hello, chunked
 # payloads: tests/fuzz/run.sh) for a minute each under AddressSanitizer and UBSan, compiles the
 # GPU kernels for AMD (HIP, gfx90a), then `make distcheck`, which builds the release tarball
@@ -10,7 +11,7 @@
 # is to hold every file the build and the tests need). Then the same tree against MPICH in
 # build-mpich/ (--with-mpi=mpich): every test that launches ranks (tests/mpi, the point-to-point
 # protocol, staging, the two-shot allreduce, the transports, the OSU benchmarks), each with and
-# without the preload. The unit tests, TSan, fuzzing, the HIP compile and distcheck do not depend on
+# without the preload. The unit tests, the sanitizers, fuzzing, the HIP compile and distcheck do not depend on
 # the MPI library and run once, above; the Python test skips there (Debian's mpi4py is built
 # against Open MPI).
 set -e
@@ -32,6 +33,8 @@ step make check
 make -j"$jobs" check || { cat test-suite.log; exit 1; }
 step ThreadSanitizer
 ../tests/tsan/run.sh
+step AddressSanitizer
+../tests/asan/run.sh
 step fuzzing
 FUZZ_DIR="$PWD/fuzz" ../tests/fuzz/run.sh 60
 step HIP compile
