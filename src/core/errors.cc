@@ -14,6 +14,7 @@ int mpi_error(Status s) {
     case Status::kInvalidArgument: return MPI_ERR_ARG;
     case Status::kOutOfMemory: return MPI_ERR_NO_MEM;
     case Status::kCorruptStream: return corrupt_payload_error();
+    case Status::kPeerFailed: return peer_failed_error();
     case Status::kTruncated: return MPI_ERR_TRUNCATE;
     case Status::kTypeMismatch: return MPI_ERR_TYPE;
     default: return MPI_ERR_OTHER;

@@ -15,8 +15,9 @@ namespace mpizip::core {
 
 // The MPI error code of a failure: the MPI library's own code for kMpiError (a failure MPIZip
 // passes on), the class MPI names for the rest (MPI_ERR_TRUNCATE, MPI_ERR_TYPE, MPI_ERR_NO_MEM,
-// MPI_ERR_ARG, ...), MPIZip's own code for a corrupt compressed payload (MPIZip_error_corrupt),
-// MPI_ERR_OTHER for MPIZip's internal, device and transport failures. MPI_SUCCESS for kOk.
+// MPI_ERR_ARG, ...), MPIZip's own codes for a corrupt compressed payload and for a failure of
+// another rank's part (corrupt_payload_error, peer_failed_error: protocol.h), MPI_ERR_OTHER for
+// MPIZip's internal, device, transport and timeout failures. MPI_SUCCESS for kOk.
 int mpi_error(Status s);
 
 // True when `s` says the message was longer than the receive buffer (MPIZip's or the library's).

@@ -36,6 +36,7 @@ bool g_job_gpu = false;  // some rank of the job has a GPU
 uint64_t g_eager_bytes = 0;
 uint64_t g_bare_bytes = 0;
 int g_err_corrupt = MPI_ERR_OTHER;
+int g_err_peer = MPI_ERR_OTHER;
 
 int make_type(MPI_Datatype base, const char* name, MPI_Datatype* out) {
   int rc = PMPI_Type_dup(base, out);
@@ -66,6 +67,12 @@ int protocol_create_handles() {
   if (rc == MPI_SUCCESS) {
     char text[] = "MPIZip: corrupt compressed payload (a bounds, table, end-state or checksum check failed)";
     rc = PMPI_Add_error_string(g_err_corrupt, text);
+  }
+  if (rc == MPI_SUCCESS) rc = PMPI_Add_error_class(&error_class);
+  if (rc == MPI_SUCCESS) rc = PMPI_Add_error_code(error_class, &g_err_peer);
+  if (rc == MPI_SUCCESS) {
+    char text[] = "MPIZip: another rank's part of the operation failed (its log says why)";
+    rc = PMPI_Add_error_string(g_err_peer, text);
   }
   return rc;
 }
@@ -312,5 +319,6 @@ p2p::Channel channel_of(CommState* s, MPI_Comm comm) {
 }
 
 int corrupt_payload_error() { return g_err_corrupt; }
+int peer_failed_error() { return g_err_peer; }
 
 }  // namespace mpizip::core

@@ -97,5 +97,8 @@ inline const p2p::SendPolicy& comm_policy(const CommState* s) {
 
 // The error code MPIZip reports for a corrupt compressed payload (its own error class).
 int corrupt_payload_error();
+// The error code MPIZip reports on a rank whose operation failed because another rank's part of it
+// failed (its own error class; that rank's log names the cause).
+int peer_failed_error();
 
 }  // namespace mpizip::core

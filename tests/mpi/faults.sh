@@ -10,9 +10,10 @@
 #     tests/mpi/agreement.c's collectives and messages are exact;
 #   - a rank whose part of a two-shot allreduce fails after the hellos (MPIZIP_FAULT=allreduce on
 #     rank 1, as exhausted device memory would; 2 and 4 ranks, compressed and raw pieces, over the
-#     MPI library and over UCX): every
-#     rank's allreduce returns an error, blocking and non-blocking, the failing rank and its peers
-#     each say why in the log, and the next messages and allreduce are exact;
+#     MPI library and over UCX): every rank's allreduce returns an error, blocking and
+#     non-blocking (the failing rank's own class; MPIZip's peer-failure code on the others), the
+#     failing rank and its peers each say why in the log, and the next messages and allreduce are
+#     exact;
 #   - a rank that dies mid-transfer: the launcher ends the job (neither Open MPI 4 nor MPICH lets
 #     the survivors continue; docs/DESIGN.md, "Faults") within the bound; MPIZip's own transport
 #     (UCX) and progress thread add no wait.
@@ -88,6 +89,8 @@ for np in 2 4; do
         fail "$what: rank 1 did not say twice that its part failed"
       echo "$out" | grep -q "\[mpizip 0\] warn: MPI_Allreduce: rank [0-9]* sent piece [0-9]* empty" ||
         fail "$what: rank 0 did not say that a peer's part failed"
+      [ "$(echo "$out" | grep -c "rank 0: .*allreduce failed: MPIZip: another rank's part of the operation failed")" = 2 ] ||
+        fail "$what: rank 0's error is not MPIZip's peer-failure code"
     done
   done
 done
