@@ -39,10 +39,15 @@ inline constexpr int kBatch = MPIZIP_ENC_BATCH;
 #define MPIZIP_ENC_FULL_BATCH 4
 #endif
 inline constexpr int kFullBatch = MPIZIP_ENC_FULL_BATCH;
-// The narrow instantiation (codec_gpu.cu: 128 registers, for launches where the groups it adds a
-// multiprocessor save a wave) keeps fewer chunks a lane in flight, so that it does not spill:
-// whole-block batches of MPIZIP_ENC_NARROW_FULL_BATCH chunks, general batches of
-// MPIZIP_ENC_NARROW_BATCH (ptxas: no spills in any of its 24 instantiations).
+// The encoder's instantiations (codec_gpu.cu says which runs where): the wide one (184 registers),
+// the middle one (168: 3 warps a sub-partition) and the narrow one (128: 4). The tighter ones keep
+// fewer chunks a lane in flight so as not to spill: the middle one whole-block batches of
+// MPIZIP_ENC_MID_FULL_BATCH (e5m2, 16 symbols a chunk: 2), the narrow one whole-block batches of
+// MPIZIP_ENC_NARROW_FULL_BATCH and general batches of MPIZIP_ENC_NARROW_BATCH (ptxas: no spills).
+enum Variant : int { kWide = 0, kMid = 1, kNarrow = 2 };
+#ifndef MPIZIP_ENC_MID_FULL_BATCH
+#define MPIZIP_ENC_MID_FULL_BATCH 4
+#endif
 #ifndef MPIZIP_ENC_NARROW_FULL_BATCH
 #define MPIZIP_ENC_NARROW_FULL_BATCH 2
 #endif
@@ -125,11 +130,13 @@ __device__ inline void write_header(uint8_t* dst, DType t, uint64_t count, uint8
   if (l < 8) bytes::st32<false>(dst + 4 * l, w);
 }
 
-template <DType T, bool kFused, bool kAligned, bool kNarrow>
+template <DType T, bool kFused, bool kAligned, int kVariant>
 struct BlockEncoder {
   using C = split::Chunk<T>;
-  static constexpr int kLoadBatch = kNarrow ? MPIZIP_ENC_NARROW_BATCH : kBatch;
-  static constexpr int kFullLoadBatch = kNarrow ? MPIZIP_ENC_NARROW_FULL_BATCH : kFullBatch;
+  static constexpr int kLoadBatch = kVariant == kNarrow ? MPIZIP_ENC_NARROW_BATCH : kBatch;
+  static constexpr int kFullLoadBatch = kVariant == kNarrow ? MPIZIP_ENC_NARROW_FULL_BATCH
+                                        : kVariant == kMid  ? (T == DType::kE5m2 ? 2 : MPIZIP_ENC_MID_FULL_BATCH)
+                                                            : kFullBatch;
   static constexpr int kEb = static_cast<int>(format::elem_bytes(T));
 
   const Params& p;
@@ -474,7 +481,7 @@ inline void report_prof(gpuStream_t stream, int lb, uint64_t blocks, int grid) {
 
 // The kernel's body: each group takes block tickets until none is left; the last group to finish
 // publishes the results.
-template <DType T, bool kFused, bool kAligned, bool kNarrow>
+template <DType T, bool kFused, bool kAligned, int kVariant>
 __device__ void run(const Params& p, uint8_t* smem) {
   constexpr int kEb = static_cast<int>(format::elem_bytes(T));
   const int lane = lanes::lane();
@@ -482,7 +489,7 @@ __device__ void run(const Params& p, uint8_t* smem) {
   const uint32_t top = words_top(p.log2_block, p.prob_bits);
   uint8_t* gs = smem + lanes::group() * group_smem_bytes(p.log2_block, p.prob_bits);
   const uint32_t bsz = 1u << p.log2_block;
-  BlockEncoder<T, kFused, kAligned, kNarrow> enc{p, gs, reinterpret_cast<Entry*>(gs + top), gs + top + kFlagsAt,
+  BlockEncoder<T, kFused, kAligned, kVariant> enc{p, gs, reinterpret_cast<Entry*>(gs + top), gs + top + kFlagsAt,
                                                  reinterpret_cast<uint32_t*>(gs + top)};
 #if MPIZIP_ENC_PROF
   long long prof_t_ = clock64();

@@ -38,15 +38,19 @@ constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 #endif
 
 // Or a register cap (CUDA 12.4 and newer). A CTA of one warp lives on one of a multiprocessor's four
-// sub-partitions, whose 16 K registers hold floor(16384 / (32 x cap)) such warps. The wide
-// instantiation takes 184 (2 a sub-partition, 8 groups a multiprocessor; the split of whole blocks,
-// encode::BlockEncoder::split_full, would take 190 uncapped), the narrow one
-// MPIZIP_ENC_NARROW_MAXNREG, 128 (4 a sub-partition: 16 groups a multiprocessor at blocks of at most
-// 4096 symbols, 11 at 16384, where shared memory is the limit). The launcher takes the narrow one
-// where its groups take the launch in fewer waves: there it is 8-22% faster; where they do not, the
-// tighter cap only costs (kernels/NOTES-codec-gpu.md, v9). 0: no cap.
+// sub-partitions, whose 16 K registers hold floor(16384 / (32 x cap)) such warps. Three
+// instantiations: the wide one takes 184 (2 a sub-partition, 8 groups a multiprocessor; the split of
+// whole blocks, encode::BlockEncoder::split_full, would take 190 uncapped), the middle one 168 (3: 12
+// groups, 11 at 16384-symbol blocks, where shared memory is the limit) and the narrow one 128 (4: 16
+// groups at blocks of at most 4096 symbols). The launcher takes the one whose groups take the launch
+// in the fewest waves, the wider of two that tie: where the extra groups save a wave the tighter cap
+// is 8-22% faster, and where they do not it only costs (kernels/NOTES-codec-gpu.md, v9 and v10).
+// 0: no cap.
 #ifndef MPIZIP_ENC_MAXNREG
 #define MPIZIP_ENC_MAXNREG 184
+#endif
+#ifndef MPIZIP_ENC_MID_MAXNREG
+#define MPIZIP_ENC_MID_MAXNREG 168
 #endif
 #ifndef MPIZIP_ENC_NARROW_MAXNREG
 #define MPIZIP_ENC_NARROW_MAXNREG 128
@@ -54,21 +58,28 @@ constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 #if MPIZIP_ENC_MAXNREG && MPIZIP_ENC_NARROW_MAXNREG && defined(__CUDACC__) && !defined(__HIPCC__) && \
     !defined(MPIZIP_HIP) && (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
 #define MPIZIP_ENC_BOUNDS __maxnreg__(MPIZIP_ENC_MAXNREG)
+#define MPIZIP_ENC_MID_BOUNDS __maxnreg__(MPIZIP_ENC_MID_MAXNREG)
 #define MPIZIP_ENC_NARROW_BOUNDS __maxnreg__(MPIZIP_ENC_NARROW_MAXNREG)
 #else
 #define MPIZIP_ENC_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
+#define MPIZIP_ENC_MID_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
 #define MPIZIP_ENC_NARROW_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
 #endif
 
 template <DType T, bool kFused, bool kAligned>
 __global__ void MPIZIP_ENC_BOUNDS encode_kernel(const MPIZIP_GRID_CONSTANT encode::Params p) {
   extern __shared__ uint4 smem[];
-  encode::run<T, kFused, kAligned, false>(p, reinterpret_cast<uint8_t*>(smem));
+  encode::run<T, kFused, kAligned, encode::kWide>(p, reinterpret_cast<uint8_t*>(smem));
+}
+template <DType T, bool kFused, bool kAligned>
+__global__ void MPIZIP_ENC_MID_BOUNDS encode_kernel_mid(const MPIZIP_GRID_CONSTANT encode::Params p) {
+  extern __shared__ uint4 smem[];
+  encode::run<T, kFused, kAligned, encode::kMid>(p, reinterpret_cast<uint8_t*>(smem));
 }
 template <DType T, bool kFused, bool kAligned>
 __global__ void MPIZIP_ENC_NARROW_BOUNDS encode_kernel_narrow(const MPIZIP_GRID_CONSTANT encode::Params p) {
   extern __shared__ uint4 smem[];
-  encode::run<T, kFused, kAligned, true>(p, reinterpret_cast<uint8_t*>(smem));
+  encode::run<T, kFused, kAligned, encode::kNarrow>(p, reinterpret_cast<uint8_t*>(smem));
 }
 
 // Decoder CTAs that fit a multiprocessor's shared memory (6; fp64's two tables: 3); the register
@@ -117,7 +128,7 @@ uint64_t tickets(DType t, uint64_t count, int lb) {
 bool options_valid(const EncodeOptions& opt) {
   return (opt.log2_block == 0 || (opt.log2_block >= format::kMinLog2Block && opt.log2_block <= format::kMaxLog2Block)) &&
          (opt.prob_bits == 0 || (opt.prob_bits >= format::kMinProbBits && opt.prob_bits <= kMaxGpuProbBits)) &&
-         opt.max_ctas >= 0;
+         opt.max_ctas >= 0 && opt.encoder >= 0 && opt.encoder <= 3;
 }
 
 Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uint64_t workspace_bytes,
@@ -155,23 +166,31 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
   const uint32_t smem = kEncGroups * encode::group_smem_bytes(p.log2_block, p.prob_bits);
   return dispatch(t, [&](auto tag) -> Status {
     constexpr DType T = decltype(tag)::value;
-    const void* wide = fused ? (aligned ? (const void*)encode_kernel<T, true, true> : (const void*)encode_kernel<T, true, false>)
-                             : (aligned ? (const void*)encode_kernel<T, false, true> : (const void*)encode_kernel<T, false, false>);
-    const void* narrow = fused ? (aligned ? (const void*)encode_kernel_narrow<T, true, true>
-                                          : (const void*)encode_kernel_narrow<T, true, false>)
-                               : (aligned ? (const void*)encode_kernel_narrow<T, false, true>
-                                          : (const void*)encode_kernel_narrow<T, false, false>);
+    // One kernel of each instantiation for this launch's form (fused or not, aligned or not).
+    const auto pick = [&](auto wide_fused_aligned, auto wide_fused, auto wide_aligned, auto wide_plain) {
+      return fused ? (aligned ? (const void*)wide_fused_aligned : (const void*)wide_fused)
+                   : (aligned ? (const void*)wide_aligned : (const void*)wide_plain);
+    };
+    const void* kernels[3] = {
+        pick(encode_kernel<T, true, true>, encode_kernel<T, true, false>, encode_kernel<T, false, true>,
+             encode_kernel<T, false, false>),
+        pick(encode_kernel_mid<T, true, true>, encode_kernel_mid<T, true, false>, encode_kernel_mid<T, false, true>,
+             encode_kernel_mid<T, false, false>),
+        pick(encode_kernel_narrow<T, true, true>, encode_kernel_narrow<T, true, false>,
+             encode_kernel_narrow<T, false, true>, encode_kernel_narrow<T, false, false>)};
     const uint32_t smem_max = kEncGroups * encode::group_smem_bytes(format::kMaxLog2Block, kMaxGpuProbBits);
-    int resident_wide = 0, resident_narrow = 0;
-    MPIZIP_CHECK(resident_ctas(wide, kEncThreads, smem, smem_max, &resident_wide));
-    MPIZIP_CHECK(resident_ctas(narrow, kEncThreads, smem, smem_max, &resident_narrow));
     const uint64_t work = (total + kEncGroups - 1) / kEncGroups;
-    const int grid_wide = grid_for(work, resident_wide, opt.max_ctas);
-    const int grid_narrow = grid_for(work, resident_narrow, opt.max_ctas);
-    // The narrow instantiation where its groups take the work in fewer waves.
-    const bool use_narrow = waves(work, grid_narrow) < waves(work, grid_wide);
-    const void* k = use_narrow ? narrow : wide;
-    const int grid = equal_waves(work, use_narrow ? grid_narrow : grid_wide);
+    // The instantiation whose groups take the work in the fewest waves, the wider of two that tie.
+    int best = 0, grids[3] = {0, 0, 0};
+    for (int v = 0; v < 3; ++v) {
+      int resident = 0;
+      MPIZIP_CHECK(resident_ctas(kernels[v], kEncThreads, smem, smem_max, &resident));
+      grids[v] = grid_for(work, resident, opt.max_ctas);
+      if (waves(work, grids[v]) < waves(work, grids[best])) best = v;
+    }
+    if (opt.encoder) best = opt.encoder - 1;
+    const void* k = kernels[best];
+    const int grid = equal_waves(work, grids[best]);
     void* args[] = {&p};
     MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(grid), dim3(kEncThreads), args, smem, static_cast<gpuStream_t>(stream)));
 #if MPIZIP_ENC_PROF

@@ -38,6 +38,10 @@ struct EncodeOptions {
   int prob_bits = 0;      // ANS precision, 9..11 on the GPU; 0: the default (11)
   bool checksum = false;  // set the CHECKSUM flag and store the checksum of the original data
   int max_ctas = 0;       // most CTAs the kernels may occupy; 0: as many as fill the GPU
+  // Which of the encoder's instantiations runs (codec_gpu.cu says why there are three): 0 the
+  // launcher's choice by residency, 1 the wide one, 2 the middle one, 3 the narrow one. The streams
+  // are the same whichever runs; the tests force each so that all are checked on the same inputs.
+  int encoder = 0;
 };
 
 // One buffer of a batched call. For compression `src` holds `count` elements and `dst` receives

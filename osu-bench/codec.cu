@@ -3,8 +3,10 @@
 // and speed in GB/s of original data (10^9 bytes/s). Every timed round trip is checked bit-exact.
 //
 //   codec [--types=bf16,fp16,fp32,fp64,e4m3,e5m2] [--data=uniform,normal,real,constant]
-//         [--min=256K] [--max=1G] [--log2-block=N] [--max-ctas=N] [--json=FILE] [--commit=SHA]
+//         [--min=256K] [--max=1G] [--log2-block=N] [--max-ctas=N] [--encoder=N] [--json=FILE] [--commit=SHA]
 //
+// --encoder forces one of the encoder's instantiations (1 wide, 2 middle, 3 narrow; 0, the default:
+// the launcher's choice), to time each against the others in one run.
 // Data are generated on the GPU: uniform U[-1,1] and normal N(0,1) drawn in fp32 (a counter-based
 // hash, so any prefix of a large buffer is the smaller buffer), then cast with CUDA's conversions;
 // real: the trained fp32 weights of MPIZIP_REAL_WEIGHTS (default .data/real_fp32.bin), cast and
@@ -91,7 +93,7 @@ struct Options {
   std::vector<std::string> types{"bf16", "fp16", "fp32", "fp64", "e4m3", "e5m2"};
   std::vector<std::string> data{"uniform", "normal", "real", "constant"};
   uint64_t min = 256 * 1024, max = uint64_t{1} << 30;
-  int log2_block = 0, max_ctas = 0;
+  int log2_block = 0, max_ctas = 0, encoder = 0;
   std::string json, commit = "unknown";
 };
 
@@ -109,11 +111,12 @@ Options parse(int argc, char** argv) {
     else if (const char* v = val("--max=")) o.max = parse_size(v);
     else if (const char* v = val("--log2-block=")) o.log2_block = std::atoi(v);
     else if (const char* v = val("--max-ctas=")) o.max_ctas = std::atoi(v);
+    else if (const char* v = val("--encoder=")) o.encoder = std::atoi(v);
     else if (const char* v = val("--json=")) o.json = v;
     else if (const char* v = val("--commit=")) o.commit = v;
     else {
       std::fprintf(stderr, "usage: %s [--types=..] [--data=..] [--min=256K] [--max=1G] [--log2-block=N] "
-                           "[--max-ctas=N] [--json=FILE] [--commit=SHA]\n", argv[0]);
+                           "[--max-ctas=N] [--encoder=0-3] [--json=FILE] [--commit=SHA]\n", argv[0]);
       std::exit(2);
     }
   }
@@ -184,6 +187,7 @@ class Bench {
       gpu::EncodeOptions opt;
       opt.log2_block = o_.log2_block;
       opt.max_ctas = o_.max_ctas;
+      opt.encoder = o_.encoder;
       std::vector<float> ct, dt;
       uint64_t size = 0;
       bool ok = true;

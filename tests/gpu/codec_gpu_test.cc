@@ -199,17 +199,19 @@ TEST(CodecGpuRoundTrip, All16BitPatterns) {
   for (int i = 0; i < 65536; ++i) v[i] = static_cast<uint16_t>(i);
   std::shuffle(v.begin(), v.end(), std::mt19937(1));
   for (DType t : {DType::kBf16, DType::kFp16})
-    for (int lb : {10, 14}) round_trip(t, v.data(), v.size(), {lb, 0});
+    for (int lb : {10, 14})
+      for (int enc : {1, 2, 3}) round_trip(t, v.data(), v.size(), {lb, 0, false, 0, enc});
 }
 
 TEST(CodecGpuRoundTrip, AllFp8BytePairs) {
   std::vector<uint8_t> v(2 * 65536);
   for (int i = 0; i < 65536; ++i) v[2 * i] = static_cast<uint8_t>(i), v[2 * i + 1] = static_cast<uint8_t>(i >> 8);
   for (DType t : {DType::kE4m3, DType::kE5m2})
-    for (int lb : {10, 13}) {
-      round_trip(t, v.data(), v.size(), {lb, 0});
-      round_trip(t, v.data(), v.size() - 1, {lb, 0});  // odd count: the last pair is completed with zero
-    }
+    for (int lb : {10, 13})
+      for (int enc : {1, 2, 3}) {
+        round_trip(t, v.data(), v.size(), {lb, 0, false, 0, enc});
+        round_trip(t, v.data(), v.size() - 1, {lb, 0, false, 0, enc});  // odd count: the last pair is completed with zero
+      }
 }
 
 // Random bit patterns hold every NaN payload, both zeros, infinities and subnormals.
@@ -306,6 +308,38 @@ TEST(CodecGpuApi, SplitThenEncodeEqualsFused) {
       EXPECT_EQ(c, gpu_compress(t, v.data(), 100, o));
     }
   }
+}
+
+// The encoder's instantiations (EncodeOptions::encoder) write the same stream, fused or split then
+// encoded, from aligned and unaligned buffers, with and without a checksum, at block sizes the
+// launcher gives any of them; and each stream decodes on the CPU and the GPU.
+TEST(CodecGpuApi, EveryEncoderInstantiationWritesTheSameStream) {
+  for (DType t : kAll) {
+    const int eb = static_cast<int>(mpizip::format::elem_bytes(t));
+    const auto v = realistic(t, 300007, 12);
+    for (int lb : {12, 14})
+      for (bool sum : {false, true})
+        for (int off : {0, eb}) {
+          SCOPED_TRACE(testing::Message() << "dtype " << int(t) << " lb " << lb << " checksum " << sum << " offset " << off);
+          gpu::EncodeOptions o;
+          o.log2_block = lb;
+          o.checksum = sum;
+          const auto chosen = gpu_compress(t, v.data(), 300007, o, off, 0);
+          for (int enc : {1, 2, 3}) {
+            SCOPED_TRACE(testing::Message() << "encoder " << enc);
+            o.encoder = enc;
+            EXPECT_EQ(chosen, gpu_compress(t, v.data(), 300007, o, off, 0));
+            EXPECT_EQ(chosen, gpu_compress(t, v.data(), 300007, o, off, 0, true));  // split + encode
+            if (off == 0 && !sum) round_trip(t, v.data(), 300007, o, eb, 5);
+          }
+        }
+  }
+  gpu::EncodeOptions bad;
+  bad.encoder = 4;
+  DevBuf src(20), dst(4096);
+  EXPECT_EQ(gpu::compress(DType::kBf16, src.get(), 10, dst.get(), 4096, g_env->ws.get(), g_env->ws.size(),
+                          g_env->results(), bad, nullptr),
+            Status::kInvalidArgument);
 }
 
 TEST(CodecGpuApi, OneCtaAndBatches) {
