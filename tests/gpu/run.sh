@@ -82,7 +82,9 @@ echo "python_device: exit $python (log: $logs/python_device.log)"
 [ "$python" -eq 0 ] || [ "$python" -eq 77 ] || status=$python
 
 # Fortran device arrays (cudaMalloc through iso_c_binding) with use mpi and use mpi_f08; skipped
-# (77, not a failure) where configure found no MPI Fortran compiler.
+# (77, not a failure) where configure found no MPI Fortran compiler and the programs are not there.
+# On a GPU machine with the MPI library's Fortran libraries but no compiler, build them elsewhere
+# (`make gpu-fortran` in a build of the same MPI library) and copy them into BUILD_DIR/tests/gpu.
 fortran=0
 { make gpu-fortran && MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
     sh "$src/tests/gpu/fortran_device.sh"; } >"$logs/fortran_device.log" 2>&1 || fortran=$?
@@ -92,7 +94,7 @@ echo "fortran_device: exit $fortran (log: $logs/fortran_device.log)"
 if command -v compute-sanitizer >/dev/null 2>&1; then
   MPIZIP_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 \
     ./tests/gpu/codec_gpu_test --gtest_brief=1 \
-    --gtest_filter='*Corrupt*:*Unaligned*:*Batches*:*Boundaries*' >"$logs/memcheck.log" 2>&1 || status=$?
+    --gtest_filter='*Corrupt*:*Unaligned*:*Batches*:*Boundaries*:*EveryEncoder*' >"$logs/memcheck.log" 2>&1 || status=$?
   compute-sanitizer --tool memcheck --error-exitcode 3 ./tests/gpu/decode_fold_test --gtest_brief=1 \
     --gtest_filter='*BadStreams*:*ChecksumsStored*' >>"$logs/memcheck.log" 2>&1 || status=$?
   echo "memcheck: $(tail -1 "$logs/memcheck.log")"
