@@ -4,6 +4,7 @@
 ! without IERROR, which the f08 bindings may leave out). Prints "fortran_calls <flavour>: ok" on
 ! each rank that saw no difference; stops with an error otherwise. tests/fortran/fortran.sh runs it.
 ! `fortran_calls no-bottom` leaves out the MPI_BOTTOM messages (see tests/fortran/fortran.sh).
+#define PROGRAM_NAME "fortran_calls"
 #ifdef F08
 #define COMM_T type(MPI_Comm)
 #define REQ_T type(MPI_Request)
@@ -260,14 +261,7 @@ program fortran_calls
 
 contains
 
-  subroutine expect(ok, what)
-    logical, intent(in) :: ok
-    character(*), intent(in) :: what
-    if (.not. ok) then
-      print '(a, i0, a, a)', "fortran_calls " // FLAVOUR // " rank ", rank, ": FAIL ", what
-      failures = failures + 1
-    end if
-  end subroutine
+#include "expect.inc"
 
   ! REAL bit patterns: smooth values (compressible, as real data is) with every 97th a raw 32-bit
   ! pattern from a generator (NaN payloads, infinities, subnormals, negative zero among them).

@@ -14,13 +14,14 @@ if HAVE_MPIFC
 check_SCRIPTS += $(FORTRAN_CALLS)
 endif
 FORTRAN_CALLS_SRC = $(srcdir)/tests/fortran/fortran_calls.F90
-tests/fortran/fortran_calls_mpifh: $(FORTRAN_CALLS_SRC)
+FORTRAN_EXPECT = $(srcdir)/tests/fortran/expect.inc
+tests/fortran/fortran_calls_mpifh: $(FORTRAN_CALLS_SRC) $(FORTRAN_EXPECT)
 	$(AM_V_GEN)$(MKDIR_P) tests/fortran && $(MPIFC) $(MPIFCFLAGS) -DMPIF_H -o $@ $(FORTRAN_CALLS_SRC)
-tests/fortran/fortran_calls_usempi: $(FORTRAN_CALLS_SRC)
+tests/fortran/fortran_calls_usempi: $(FORTRAN_CALLS_SRC) $(FORTRAN_EXPECT)
 	$(AM_V_GEN)$(MKDIR_P) tests/fortran && $(MPIFC) $(MPIFCFLAGS) -DUSE_MPI -o $@ $(FORTRAN_CALLS_SRC)
-tests/fortran/fortran_calls_f08: $(FORTRAN_CALLS_SRC)
+tests/fortran/fortran_calls_f08: $(FORTRAN_CALLS_SRC) $(FORTRAN_EXPECT)
 	$(AM_V_GEN)$(MKDIR_P) tests/fortran && $(MPIFC) $(MPIFCFLAGS) -DF08 -o $@ $(FORTRAN_CALLS_SRC)
 CLEANFILES += $(FORTRAN_CALLS)
 
 TESTS += tests/fortran/layers.sh tests/fortran/fortran.sh
-EXTRA_DIST += tests/fortran/layers.sh tests/fortran/fortran.sh tests/fortran/fortran_calls.F90
+EXTRA_DIST += tests/fortran/layers.sh tests/fortran/fortran.sh tests/fortran/fortran_calls.F90 tests/fortran/expect.inc

@@ -5,6 +5,7 @@
 ! and MPI_Allreduce out of place and with MPI_IN_PLACE, every result copied back and checked bit for
 ! bit against what was sent or the exact sum. Built with -DF08 for use mpi_f08, else use mpi.
 ! `fortran_device probe` exits 0 where there is a GPU and 77 where there is none, without MPI.
+#define PROGRAM_NAME "fortran_device"
 #ifdef F08
 #define COMM_T type(MPI_Comm)
 #define REQ_T type(MPI_Request)
@@ -155,14 +156,7 @@ program fortran_device
 
 contains
 
-  subroutine expect(ok, what)
-    logical, intent(in) :: ok
-    character(*), intent(in) :: what
-    if (.not. ok) then
-      print '(a, i0, a, a)', "fortran_device " // FLAVOUR // " rank ", rank, ": FAIL ", what
-      failures = failures + 1
-    end if
-  end subroutine
+#include "../fortran/expect.inc"
 
   type(c_ptr) function device(bytes)
     integer(c_size_t), intent(in) :: bytes

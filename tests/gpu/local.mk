@@ -48,9 +48,9 @@ EXTRA_DIST += tests/gpu/run-tma.sh tests/gpu/tma_coll.sh tests/gpu/tma_fault.sh
 FORTRAN_DEVICE = tests/gpu/fortran_device_usempi tests/gpu/fortran_device_f08
 FORTRAN_DEVICE_SRC = $(srcdir)/tests/gpu/fortran_device.F90
 FORTRAN_DEVICE_BUILD = $(MKDIR_P) tests/gpu/fortran-mod && $(MPIFC) $(MPIFCFLAGS) -Jtests/gpu/fortran-mod
-tests/gpu/fortran_device_usempi: $(FORTRAN_DEVICE_SRC)
+tests/gpu/fortran_device_usempi: $(FORTRAN_DEVICE_SRC) $(srcdir)/tests/fortran/expect.inc
 	$(AM_V_GEN)$(FORTRAN_DEVICE_BUILD) -DUSE_MPI -o $@ $(FORTRAN_DEVICE_SRC) $(CUDA_LDFLAGS) $(CUDA_LIBS)
-tests/gpu/fortran_device_f08: $(FORTRAN_DEVICE_SRC)
+tests/gpu/fortran_device_f08: $(FORTRAN_DEVICE_SRC) $(srcdir)/tests/fortran/expect.inc
 	$(AM_V_GEN)$(FORTRAN_DEVICE_BUILD) -DF08 -o $@ $(FORTRAN_DEVICE_SRC) $(CUDA_LDFLAGS) $(CUDA_LIBS)
 GPU_FORTRAN =
 if HAVE_CUDA
