@@ -223,8 +223,12 @@ struct PlaneDecoder {
     return s;
   }
 
-  // Renormalisation of the group's lanes: one ballot, words from the register window.
-  __device__ __forceinline__ void refill(bool active) {
+  // Renormalisation of the group's lanes: one ballot, words from the register window. w0..w2 hold
+  // the 192 words from `consumed` on and pos counts from there; a group reads at most 32 words, so
+  // from pos < 64 two groups read below 128 (w0, w1) before the window must move: whole windows move
+  // it after every second group only (shift), taking the branch and its reconvergence off the
+  // other steps.
+  __device__ __forceinline__ void refill(bool active, bool shift = true) {
     const bool ren = active && x < format::kAnsLow;
     const uint32_t b = lanes::ballot(ren);
     const uint32_t idx = pos + lanes::popc(b & lanes::mask_lt());
@@ -232,7 +236,7 @@ struct PlaneDecoder {
     const uint32_t v = idx < 64 ? v0 : v1;
     if (ren) x = (x << 16) | ((idx & 1) ? v >> 16 : v & 0xFFFF);
     pos += lanes::popc(b);
-    if (pos >= 64) {
+    if (shift && pos >= 64) {
       pos -= 64, consumed += 64;
       w0 = w1, w1 = w2, w2 = load_seg(seg++);
     }
@@ -309,13 +313,15 @@ struct BlockDecoder {
       uint32_t raw[kCpl][2][2];
       fetch(it, st, k, g0 * 32, cnt, raw);
       if (g1 - g0 == kWinGroups && cnt == kWinSyms) {
-        // A whole window, every lane active: unrolled, no predicates (the common case).
+        // A whole window, every lane active: unrolled, no predicates (the common case); the words
+        // window moves every second group (refill).
+        static_assert(kWinGroups % 2 == 0, "the words window moves after odd groups");
 #pragma unroll
         for (uint32_t u = 0; u < kWinGroups; ++u) {
 #pragma unroll
           for (int p = 0; p < kPlanes; ++p) pl[p].win[u * 32 + lane] = static_cast<uint8_t>(pl[p].template step<kFast>(st.pb));
 #pragma unroll
-          for (int p = 0; p < kPlanes; ++p) pl[p].refill(true);
+          for (int p = 0; p < kPlanes; ++p) pl[p].refill(true, (u & 1) != 0);
         }
       } else {
 #pragma unroll 1
