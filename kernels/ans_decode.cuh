@@ -264,6 +264,14 @@ struct BlockDecoder {
                         uint32_t (&raw)[kCpl][2][2]) const {
     const uint64_t c0 = ((k << st.lb) + s0) / C::kSyms;
     const uint32_t nq = (cnt + C::kSyms - 1) / C::kSyms;
+    if (cnt == kWinSyms && (c0 + kCpl * lanes::kLanes) * C::kElems <= st.count) {
+      // A whole window inside the buffer (the common case): no bounds per chunk.
+      const uint8_t* const plane[2] = {it.src + format::raw_subplane_offset(T, st.count, 0),
+                                       it.src + format::raw_subplane_offset(T, st.count, format::raw_subplanes(T) - 1)};
+#pragma unroll
+      for (int u = 0; u < kCpl; ++u) split::load_raw_inside<T, kAligned>(plane, c0 + lanes::lane() + lanes::kLanes * u, raw[u]);
+      return;
+    }
 #pragma unroll
     for (int u = 0; u < kCpl; ++u) {
       const uint32_t q = lanes::lane() + lanes::kLanes * u;

@@ -210,6 +210,18 @@ __device__ __forceinline__ void load_raw(const uint8_t* stream, uint64_t count, 
   }
 }
 
+// load_raw for a chunk whose elements all lie below the buffer's count, with the sub-planes'
+// starts given (`plane`, from format::raw_subplane_offset): no bounds to check and no offsets to
+// compute per chunk (the decoder's whole windows).
+template <DType T, bool kAligned>
+__device__ __forceinline__ void load_raw_inside(const uint8_t* const (&plane)[2], uint64_t c, uint32_t (&raw)[2][2]) {
+#pragma unroll
+  for (int r = 0; r < format::raw_subplanes(T); ++r) {
+    raw[r][0] = raw[r][1] = 0;
+    bytes::ld_n<kAligned>(plane[r] + c * raw_unit<T>(r), raw_unit<T>(r), raw[r]);
+  }
+}
+
 // Zero bytes between each raw sub-plane's end and the next 16-byte boundary (lanes of one group).
 template <DType T>
 __device__ __forceinline__ void zero_raw_padding(uint8_t* stream, uint64_t count, int lane) {
