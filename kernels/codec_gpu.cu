@@ -57,13 +57,15 @@ constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 #endif
 #if MPIZIP_ENC_MAXNREG && MPIZIP_ENC_NARROW_MAXNREG && defined(__CUDACC__) && !defined(__HIPCC__) && \
     !defined(MPIZIP_HIP) && (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
+#define MPIZIP_ENC_CAPS 1
 #define MPIZIP_ENC_BOUNDS __maxnreg__(MPIZIP_ENC_MAXNREG)
 #define MPIZIP_ENC_MID_BOUNDS __maxnreg__(MPIZIP_ENC_MID_MAXNREG)
 #define MPIZIP_ENC_NARROW_BOUNDS __maxnreg__(MPIZIP_ENC_NARROW_MAXNREG)
 #else
+// No register caps (HIP, older CUDA): the three would be the same kernel, so the wide one serves
+// all three.
+#define MPIZIP_ENC_CAPS 0
 #define MPIZIP_ENC_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
-#define MPIZIP_ENC_MID_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
-#define MPIZIP_ENC_NARROW_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
 #endif
 
 template <DType T, bool kFused, bool kAligned>
@@ -71,6 +73,7 @@ __global__ void MPIZIP_ENC_BOUNDS encode_kernel(const MPIZIP_GRID_CONSTANT encod
   extern __shared__ uint4 smem[];
   encode::run<T, kFused, kAligned, encode::kWide>(p, reinterpret_cast<uint8_t*>(smem));
 }
+#if MPIZIP_ENC_CAPS
 template <DType T, bool kFused, bool kAligned>
 __global__ void MPIZIP_ENC_MID_BOUNDS encode_kernel_mid(const MPIZIP_GRID_CONSTANT encode::Params p) {
   extern __shared__ uint4 smem[];
@@ -81,6 +84,7 @@ __global__ void MPIZIP_ENC_NARROW_BOUNDS encode_kernel_narrow(const MPIZIP_GRID_
   extern __shared__ uint4 smem[];
   encode::run<T, kFused, kAligned, encode::kNarrow>(p, reinterpret_cast<uint8_t*>(smem));
 }
+#endif
 
 // Decoder CTAs that fit a multiprocessor's shared memory (6; fp64's two tables: 3); the register
 // cap lets them all reside, since resident groups are what hides the rANS chains' latency. fp32
@@ -171,13 +175,18 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
       return fused ? (aligned ? (const void*)wide_fused_aligned : (const void*)wide_fused)
                    : (aligned ? (const void*)wide_aligned : (const void*)wide_plain);
     };
+    const void* wide = pick(encode_kernel<T, true, true>, encode_kernel<T, true, false>,
+                            encode_kernel<T, false, true>, encode_kernel<T, false, false>);
+#if MPIZIP_ENC_CAPS
     const void* kernels[3] = {
-        pick(encode_kernel<T, true, true>, encode_kernel<T, true, false>, encode_kernel<T, false, true>,
-             encode_kernel<T, false, false>),
+        wide,
         pick(encode_kernel_mid<T, true, true>, encode_kernel_mid<T, true, false>, encode_kernel_mid<T, false, true>,
              encode_kernel_mid<T, false, false>),
         pick(encode_kernel_narrow<T, true, true>, encode_kernel_narrow<T, true, false>,
              encode_kernel_narrow<T, false, true>, encode_kernel_narrow<T, false, false>)};
+#else
+    const void* kernels[3] = {wide, wide, wide};
+#endif
     const uint32_t smem_max = kEncGroups * encode::group_smem_bytes(format::kMaxLog2Block, kMaxGpuProbBits);
     const uint64_t work = (total + kEncGroups - 1) / kEncGroups;
     // The instantiation whose groups take the work in the fewest waves, the wider of two that tie.
