@@ -171,9 +171,9 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
   return dispatch(t, [&](auto tag) -> Status {
     constexpr DType T = decltype(tag)::value;
     // One kernel of each instantiation for this launch's form (fused or not, aligned or not).
-    const auto pick = [&](auto wide_fused_aligned, auto wide_fused, auto wide_aligned, auto wide_plain) {
-      return fused ? (aligned ? (const void*)wide_fused_aligned : (const void*)wide_fused)
-                   : (aligned ? (const void*)wide_aligned : (const void*)wide_plain);
+    const auto pick = [&](auto fused_aligned, auto fused_unaligned, auto split_aligned, auto split_unaligned) {
+      return fused ? (aligned ? (const void*)fused_aligned : (const void*)fused_unaligned)
+                   : (aligned ? (const void*)split_aligned : (const void*)split_unaligned);
     };
     const void* wide = pick(encode_kernel<T, true, true>, encode_kernel<T, true, false>,
                             encode_kernel<T, false, true>, encode_kernel<T, false, false>);
