@@ -3,7 +3,16 @@
 // presence and sampled counts), table (frequencies normalised in the group), rANS encode (groups
 // of 32 symbols walked backward, renormalisation words compacted with a ballot), look-back (the
 // block's place in the stream), write-out. The fused kernel also writes the header and raw section;
-// the encode-only kernel leaves them to the split kernel (kernels/split_kernel.cuh).
+// the encode-only kernel leaves them to the split kernel (kernels/split_stage.cuh).
+//
+// Two ways to hold a block. The shared-memory instantiations (wide, middle, narrow) keep the whole
+// block's symbols in shared memory and let the words grow down into the space the coded symbols
+// free: ~19.5 KiB a group at 16384-symbol blocks, so at most 11 groups a multiprocessor. The
+// streamed instantiation keeps no symbols: the split phase only counts them (and writes the raw
+// bits), and the encode phase reads the block's input again, backward, a window of a few groups at a
+// time (kernels: encode_streamed), while its words go to a slot of global scratch in the workspace;
+// its shared memory is the table and one window (~2.5 KiB), so as many groups reside as registers
+// allow. Both write the same stream, byte for byte.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +53,12 @@ inline constexpr int kFullBatch = MPIZIP_ENC_FULL_BATCH;
 // fewer chunks a lane in flight so as not to spill: the middle one whole-block batches of
 // MPIZIP_ENC_MID_FULL_BATCH (e5m2, 16 symbols a chunk: 2), the narrow one whole-block batches of
 // MPIZIP_ENC_NARROW_FULL_BATCH and general batches of MPIZIP_ENC_NARROW_BATCH (ptxas: no spills).
-enum Variant : int { kWide = 0, kMid = 1, kNarrow = 2 };
+// The streamed one (kStream) loads one chunk a lane at a time in its split phase's general path, and
+// whole-block batches of MPIZIP_ENC_STREAM_FULL_BATCH (no spills under its register cap).
+#ifndef MPIZIP_ENC_STREAM_FULL_BATCH
+#define MPIZIP_ENC_STREAM_FULL_BATCH 4
+#endif
+enum Variant : int { kWide = 0, kMid = 1, kNarrow = 2, kStream = 3 };
 #ifndef MPIZIP_ENC_MID_FULL_BATCH
 #define MPIZIP_ENC_MID_FULL_BATCH 4
 #endif
@@ -54,17 +68,34 @@ enum Variant : int { kWide = 0, kMid = 1, kNarrow = 2 };
 #ifndef MPIZIP_ENC_NARROW_BATCH
 #define MPIZIP_ENC_NARROW_BATCH 4
 #endif
-// Table entries of 8 bytes ({m', k | c << 5 | f << 16}: x_max and M - f derived in the step, 2 KiB
-// a table, presence flags inside it) instead of 16 ({m', x_max, M - f, c << 5 | k}): 11 groups a
-// multiprocessor at 16384-symbol blocks instead of 10, bf16 1 GiB 2355 -> 2152 us (v6, measured).
+// Table entries of 16 bytes ({m', x_max, M - f, c << 5 | k}: one load, nothing to derive) or of 8
+// ({m', k | c << 5 | f << 16}: x_max and M - f derived in the step, 4 instructions more, 2 KiB a
+// table, presence flags inside it). The shared-memory instantiations take 8 (11 groups a
+// multiprocessor at 16384-symbol blocks instead of 10, bf16 1 GiB 2355 -> 2152 us, v6, measured).
+// The streamed one, whose shared memory is not what limits it, takes 16 for bf16, fp32, fp64 and
+// e5m2 (bf16 1 GiB 0.97x the time with 8, e5m2 0.95x). fp16 and e4m3 keep 8: their symbols spread
+// over more of the table, and 32 lanes' 16-byte loads from it conflict more (1.11x and 1.18x the
+// time with 8 at 1 GiB; kernels/NOTES-codec-gpu.md, v13 round 5).
 #ifndef MPIZIP_ENC_ENTRY8
 #define MPIZIP_ENC_ENTRY8 1
 #endif
 inline constexpr bool kEntry8 = MPIZIP_ENC_ENTRY8;
-using Entry = std::conditional_t<kEntry8, uint2, uint4>;
-// Bytes after the words: the table (the sampled counts alias it until it is built), the flags.
-inline constexpr uint32_t kFlagsAt = kEntry8 ? 1024 : 256 * 16;
-inline constexpr uint32_t kTableAreaBytes = kEntry8 ? 256 * 8 : 256 * 16 + 256;
+#ifndef MPIZIP_ENC_STREAM_ENTRY16
+#define MPIZIP_ENC_STREAM_ENTRY16 1
+#endif
+// A table area: the entries (the sampled counts alias them until the table is built), the flags.
+template <bool kEntry16>
+struct TableLayout {
+  using Entry = std::conditional_t<kEntry16, uint4, uint2>;
+  static constexpr uint32_t kFlagsAt = kEntry16 ? 256 * 16 : 1024;
+  static constexpr uint32_t kAreaBytes = kEntry16 ? 256 * 16 + 256 : 256 * 8;
+};
+using SharedTable = TableLayout<!kEntry8>;   // the shared-memory instantiations'
+template <DType T>
+inline constexpr bool kStreamEntry16 = MPIZIP_ENC_STREAM_ENTRY16 && T != DType::kFp16 && T != DType::kE4m3;
+template <DType T>
+using StreamTable = TableLayout<kStreamEntry16<T>>;  // the streamed one's
+inline constexpr uint32_t kTableAreaBytes = SharedTable::kAreaBytes;
 
 struct Item {
   const uint8_t* src;
@@ -84,6 +115,9 @@ struct Params {
   scan::State* state;
   uint64_t* entries;  // look-back entries, one per ticket
   gpu::DeviceResult* results;
+  // The streamed instantiation's words: one slot of slot_bytes (>= words_top) for each of its groups.
+  uint8_t* scratch;
+  uint32_t slot_bytes;
 };
 
 // Shared memory of one group: symbols of the block [0, B), renormalisation words growing down from
@@ -112,6 +146,27 @@ __host__ __device__ constexpr uint32_t group_smem_bytes(int log2_block, int prob
   return words_top(log2_block, prob_bits) + kTableAreaBytes;
 }
 
+// The streamed instantiation's window: each lane loads kWinChunks 16-byte chunks of input, so a
+// window holds 32 kWinChunks chunks, kWinGroups groups of symbols (at least 8, so that a window's
+// coding hides the next window's loads). Its shared memory: one window's symbols, a ring of
+// kRingBytes where the words are gathered before they go to the scratch slot in 16-byte stores (a
+// window writes at most 64 x 16 bytes, and at most 15 more wait for the next), and the table area.
+inline constexpr uint32_t kRingBytes = 2048;
+template <DType T>
+inline constexpr int kWinChunks = T == DType::kFp64 ? 4 : T == DType::kE5m2 ? 1 : 2;
+template <DType T>
+inline constexpr int kWinGroups = kWinChunks<T> * split::Chunk<T>::kSyms;
+// A streamed group's scratch slot: the block's head, at most 32 + 2 x 256 bytes, and its words.
+inline constexpr uint32_t kHeadBytes = 32 + 2 * 256;
+__host__ __device__ constexpr uint32_t stream_slot_bytes(int log2_block, int prob_bits) {
+  return kHeadBytes + words_top(log2_block, prob_bits);
+}
+template <DType T>
+__host__ __device__ constexpr uint32_t stream_group_smem_bytes() {
+  static_assert(kWinGroups<T> * 64 + 16 <= kRingBytes, "a window's words and a partial store fit the ring");
+  return static_cast<uint32_t>(kWinGroups<T>) * 32 + kRingBytes + StreamTable<T>::kAreaBytes;
+}
+
 __device__ inline void write_header(uint8_t* dst, DType t, uint64_t count, uint8_t flags, int lb, int pb,
                                     uint64_t raw_bytes) {
   const int l = lanes::lane();
@@ -133,14 +188,23 @@ __device__ inline void write_header(uint8_t* dst, DType t, uint64_t count, uint8
 template <DType T, bool kFused, bool kAligned, int kVariant>
 struct BlockEncoder {
   using C = split::Chunk<T>;
-  static constexpr int kLoadBatch = kVariant == kNarrow ? MPIZIP_ENC_NARROW_BATCH : kBatch;
-  static constexpr int kFullLoadBatch = kVariant == kNarrow ? MPIZIP_ENC_NARROW_FULL_BATCH
-                                        : kVariant == kMid  ? (T == DType::kE5m2 ? 2 : MPIZIP_ENC_MID_FULL_BATCH)
-                                                            : kFullBatch;
+  static constexpr bool kStreamed = kVariant == kStream;
+  static constexpr bool kEntry16 = kStreamed ? kStreamEntry16<T> : !kEntry8;
+  using Layout = TableLayout<kEntry16>;
+  using Entry = typename Layout::Entry;
+  static constexpr int kLoadBatch = kStreamed ? 1 : kVariant == kNarrow ? MPIZIP_ENC_NARROW_BATCH : kBatch;
+  static constexpr int kFullLoadBatch = kStreamed           ? MPIZIP_ENC_STREAM_FULL_BATCH
+                                        : kVariant == kNarrow ? MPIZIP_ENC_NARROW_FULL_BATCH
+                                        : kVariant == kMid    ? (T == DType::kE5m2 ? 2 : MPIZIP_ENC_MID_FULL_BATCH)
+                                                              : kFullBatch;
   static constexpr int kEb = static_cast<int>(format::elem_bytes(T));
+  static constexpr int kWinChunks = encode::kWinChunks<T>;
+  static constexpr int kWinGroups = encode::kWinGroups<T>;
 
   const Params& p;
-  uint8_t* buf;      // symbols, then words
+  uint8_t* buf;      // shared-memory instantiations: symbols, then words; streamed: one window's symbols
+  uint8_t* words;    // the words: buf, or the streamed group's scratch slot (global)
+  uint8_t* ring;     // streamed: where the words are gathered (shared memory)
   Entry* table;      // per symbol (see Entry)
   uint8_t* flags;
   uint32_t* counts;  // aliases table until the table is built
@@ -154,7 +218,7 @@ struct BlockEncoder {
     uint32_t s[4];
 #pragma unroll
     for (int w = 0; w < 4; ++w) s[w] = plane ? sym[C::kPlanes - 1][w] : sym[0][w];
-    bytes::st_n<true>(buf + c * C::kSyms, C::kSyms, s);
+    if constexpr (!kStreamed) bytes::st_n<true>(buf + c * C::kSyms, C::kSyms, s);
 #pragma unroll
     for (int q = 0; q < C::kSyms; ++q) {
       if (c * C::kSyms + q < n) {
@@ -215,7 +279,7 @@ struct BlockEncoder {
         uint32_t s[4];
 #pragma unroll
         for (int w = 0; w < 4; ++w) s[w] = plane ? sym[C::kPlanes - 1][w] : sym[0][w];
-        bytes::st_n<true>(sym_at + d * C::kSyms, C::kSyms, s);
+        if constexpr (!kStreamed) bytes::st_n<true>(sym_at + d * C::kSyms, C::kSyms, s);
 #pragma unroll
         for (int q = 0; q < C::kSyms; ++q) {
           const uint32_t v = __byte_perm(s[q / 4], 0, 0x4440 | (q % 4));
@@ -246,18 +310,22 @@ struct BlockEncoder {
     return h;
   }
 
-  // Phase 1: symbols of plane `plane` for symbols [k B, k B + n) to buf; raw bits and checksum terms
-  // too when this is plane 0 of the fused kernel.
+  // Phase 1: symbols of plane `plane` for symbols [k B, k B + n) to buf (the streamed instantiation
+  // only counts them); raw bits and checksum terms too when this is plane 0 of the fused kernel.
   __device__ __forceinline__ uint64_t split(const Item& it, int plane, uint64_t k, uint32_t n, bool write_raw, bool sum) {
     const int lane = lanes::lane();
+    const uint64_t nbytes = it.count * kEb;
+    const uint64_t chunk0 = (k << p.log2_block) / C::kSyms;
+    const uint32_t nch = (n + C::kSyms - 1) / C::kSyms;
+    // The streamed instantiation loads one chunk a lane at a time: the block's input goes to L2
+    // first, so that those loads wait on L2, not on memory.
+    if (kStreamed && kAligned && lane == 0 && chunk0 * 16 < nbytes)
+      bytes::prefetch_l2(it.src + chunk0 * 16, static_cast<uint32_t>(min(uint64_t{nch} * 16, nbytes - chunk0 * 16) & ~uint64_t{15}));
     for (int i = lane; i < 256 / 4 + 256 / 16; i += lanes::kLanes) {
       if (i < 64) reinterpret_cast<uint4*>(counts)[i] = make_uint4(0, 0, 0, 0);
       else reinterpret_cast<uint4*>(flags)[i - 64] = make_uint4(0, 0, 0, 0);
     }
     lanes::sync();
-    const uint64_t nbytes = it.count * kEb;
-    const uint64_t chunk0 = (k << p.log2_block) / C::kSyms;
-    const uint32_t nch = (n + C::kSyms - 1) / C::kSyms;
     // A whole block inside the input and the raw sections (every block but an input's last, as a
     // rule) takes the path without bounds.
     bool full = n == (1u << p.log2_block) && (chunk0 + nch) * 16 <= nbytes;
@@ -295,15 +363,13 @@ struct BlockEncoder {
   }
 
   __device__ __forceinline__ static Entry entry(uint32_t mp, uint32_t f, uint32_t c, uint32_t kk, uint32_t m, uint64_t xmax) {
-    // The preprocessor, not `if constexpr`: kEntry8 is no template parameter, so both branches
-    // would be checked, and a uint4 does not convert to a uint2 (hipcc rejects it).
-#if MPIZIP_ENC_ENTRY8
-    (void)m;
-    (void)xmax;
-    return make_uint2(mp, kk | (c << 5) | (f << 16));
-#else
-    return make_uint4(mp, xmax > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(xmax), m - f, (c << 5) | kk);
-#endif
+    if constexpr (kEntry16) {
+      return make_uint4(mp, xmax > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(xmax), m - f, (c << 5) | kk);
+    } else {
+      (void)m;
+      (void)xmax;
+      return make_uint2(mp, kk | (c << 5) | (f << 16));
+    }
   }
 
   // Phase 2: the table, from presence flags and sampled counts.
@@ -357,45 +423,58 @@ struct BlockEncoder {
     return t;
   }
 
+  // One group's step: symbol entry e into the lane's state x, a word out first where x would
+  // overflow, the group's words compacted below pos (the same in every lane).
+  __device__ __forceinline__ void step(const Entry& e, bool active, uint32_t& x, uint32_t& pos, uint32_t lt) const {
+    const uint32_t sh = 32 - p.prob_bits, m = 1u << p.prob_bits;
+    uint32_t z, w;
+    bool emit;
+    if constexpr (kEntry16) {
+      (void)sh;
+      (void)m;
+      emit = active && x >= e.y;
+      z = e.z, w = e.w;
+    } else {
+      // x >= f << (32 - PB), as x > (f << (32 - PB)) - 1: right for f = M too (never).
+      const uint32_t f = e.y >> 16;
+      emit = active && x > (f << sh) - 1;
+      z = m - f, w = e.y & 0xFFFF;
+    }
+    const uint32_t b = lanes::ballot(emit);
+    pos -= 2 * lanes::popc(b);
+    if (emit) {
+      const uint32_t at = pos + 2 * lanes::popc(b & lt);
+      if constexpr (kStreamed) *reinterpret_cast<uint16_t*>(ring + (at & (kRingBytes - 1))) = static_cast<uint16_t>(x);
+      else *reinterpret_cast<uint16_t*>(words + at) = static_cast<uint16_t>(x);
+    }
+    x = emit ? x >> 16 : x;
+    if (active) {
+      const uint32_t q = __funnelshift_r(x + __umulhi(x, e.x), 0, w);
+      x += q * z + (w >> 5);
+    }
+  }
+
   // Phase 3: rANS over buf[0, n), groups last to first; leaves in pos the byte offset in buf of the
   // first word (words end at words_top) and the lane's final state in x. False (the block unfinished)
   // when the words would reach symbols not yet read.
+  //
+  // The rule for giving up, the same in both ways of holding a block (so that both write the same
+  // stream): before each group g = 3 mod 4 below the last, pos >= 32 (g + 5). Groups from there are
+  // coded four at a time, their symbols and entries loaded four groups ahead: batch g reads groups
+  // g-4..g-7, below 32 (g - 3), and writes at most 256 bytes, so the words leave every unread symbol
+  // intact. The groups above the first such g (at most four, the last one included) write at most
+  // 256 bytes, inside the 320 that words_top keeps above every symbol, and need no check.
   __device__ __forceinline__ bool encode(uint32_t n, uint32_t& x, uint32_t& pos) {
     const uint32_t top = words_top(p.log2_block, p.prob_bits);
     pos = top;
     x = format::kAnsLow;
     const int g_last = static_cast<int>((n + 31) / 32) - 1;
     const uint32_t lt = lanes::mask_lt();
-    const uint32_t sh = 32 - p.prob_bits, m = 1u << p.prob_bits;
-    auto step = [&](const auto& e, bool active) {
-      uint32_t z, w;
-      bool emit;
-      if constexpr (kEntry8) {
-        // x >= f << (32 - PB), as x > (f << (32 - PB)) - 1: right for f = M too (never).
-        const uint32_t f = e.y >> 16;
-        emit = active && x > (f << sh) - 1;
-        z = m - f, w = e.y & 0xFFFF;
-      } else {
-        emit = active && x >= e.y;
-        z = e.z, w = e.w;
-      }
-      const uint32_t b = lanes::ballot(emit);
-      pos -= 2 * lanes::popc(b);
-      if (emit) *reinterpret_cast<uint16_t*>(buf + pos + 2 * lanes::popc(b & lt)) = static_cast<uint16_t>(x);
-      x = emit ? x >> 16 : x;
-      if (active) {
-        const uint32_t q = __funnelshift_r(x + __umulhi(x, e.x), 0, w);
-        x += q * z + (w >> 5);
-      }
-    };
     const int lane = lanes::lane();
     const bool last_active = g_last * 32 + lane < static_cast<int>(n);
-    step(table[last_active ? buf[g_last * 32 + lane] : 0], last_active);
-    // Symbols and table entries are loaded four groups ahead of their use. Before each read the
-    // words must leave the symbols intact and room for the words about to be written (pos is the
-    // same in every lane): batch g reads groups g-4..g-7, below 32 (g - 3), and writes at most 256
-    // bytes; the tail reads group g, below 32 (g + 1), and writes at most 64.
+    step(table[last_active ? buf[g_last * 32 + lane] : 0], last_active, x, pos, lt);
     int g = g_last - 1;
+    for (; g >= 0 && (g & 3) != 3; --g) step(table[buf[g * 32 + lane]], true, x, pos, lt);
     Entry next[4];
     if (g >= 3) {
 #pragma unroll
@@ -415,20 +494,112 @@ struct BlockEncoder {
         for (int u = 0; u < 4; ++u) next[u] = table[buf[(g - 4 - u) * 32 + lane]];
       }
 #pragma unroll
-      for (int u = 0; u < 4; ++u) step(e[u], true);
-    }
-    for (; ok && g >= 0; --g) {
-      if (pos < 32u * static_cast<uint32_t>(g + 3)) ok = false;
-      else step(table[buf[g * 32 + lane]], true);
+      for (int u = 0; u < 4; ++u) step(e[u], true, x, pos, lt);
     }
     lanes::sync();
     return ok;
   }
 
-  // Phase 5: the block at dst (its final place): bitmap, frequencies, states, words, padding.
-  __device__ __forceinline__ void write(uint8_t* dst, const ans::Table& t, uint32_t x, uint32_t pos, uint32_t hb, uint32_t size) {
+  // The streamed instantiation's window w of a block: the lane's chunks w 32 kWinChunks + lane + 32 u
+  // of the block's nch (from the input's chunk chunk0), to registers.
+  __device__ __forceinline__ void load_window(const Item& it, uint64_t chunk0, uint32_t nch, uint32_t w,
+                                              uint32_t (&in)[kWinChunks][4]) const {
+    const uint64_t nbytes = it.count * kEb;
+    const uint32_t c0 = w * 32 * kWinChunks + lanes::lane();
+    if ((chunk0 + (w + 1) * 32 * kWinChunks) * 16 <= nbytes) {
+      // The whole window inside the input (chunks past the block's end are loaded and not used).
+      const uint8_t* src = it.src + (chunk0 + c0) * 16;
+#pragma unroll
+      for (int u = 0; u < kWinChunks; ++u) bytes::ld128<kAligned>(src + 16 * 32 * u, in[u]);
+    } else {
+#pragma unroll
+      for (int u = 0; u < kWinChunks; ++u) {
+        in[u][0] = in[u][1] = in[u][2] = in[u][3] = 0;
+        if (c0 + 32 * u < nch) split::load_input<kAligned>(it.src, nbytes, chunk0 + c0 + 32 * u, in[u]);
+      }
+    }
+  }
+
+  // The window's symbols of plane `plane` to buf: group j's symbol for lane l at buf[32 j + l].
+  __device__ __forceinline__ void split_window(int plane, const uint32_t (&in)[kWinChunks][4]) {
     const int lane = lanes::lane();
-    const uint32_t top = words_top(p.log2_block, p.prob_bits), nw = (top - pos) / 2;
+#pragma unroll
+    for (int u = 0; u < kWinChunks; ++u) {
+      uint32_t sym[2][4], raw[2][2], s[4];
+      C::split(in[u], sym, raw);
+#pragma unroll
+      for (int w = 0; w < 4; ++w) s[w] = plane ? sym[C::kPlanes - 1][w] : sym[0][w];
+      bytes::st_n<true>(buf + (lane + 32 * u) * C::kSyms, C::kSyms, s);
+    }
+  }
+
+  // The streamed instantiation's words in [lo, flushed) (lo a multiple of 16, the whole range written)
+  // from the ring to the scratch slot, 16 bytes a lane.
+  __device__ __forceinline__ void flush(uint32_t lo, uint32_t& flushed) {
+    lanes::sync();
+    for (uint32_t u = lo + 16 * lanes::lane(); u < flushed; u += 16 * lanes::kLanes)
+      *reinterpret_cast<uint4*>(words + u) = *reinterpret_cast<const uint4*>(ring + (u & (kRingBytes - 1)));
+    flushed = lo;
+  }
+
+  // Phase 3 of the streamed instantiation: encode() for block k of plane `plane`, its symbols split
+  // again from the input a window at a time, last window first (the next window's loads in flight
+  // while this one is coded), its words to the group's scratch slot. It gives up by encode()'s rule;
+  // windows start at multiples of four groups, so in a whole window the checks fall on fixed groups.
+  __device__ __forceinline__ bool encode_streamed(const Item& it, int plane, uint64_t k, uint32_t n, uint32_t& x,
+                                                  uint32_t& pos) {
+    const uint32_t top = words_top(p.log2_block, p.prob_bits);
+    pos = top;
+    x = format::kAnsLow;
+    const int g_last = static_cast<int>((n + 31) / 32) - 1;
+    const uint32_t lt = lanes::mask_lt();
+    const int lane = lanes::lane();
+    const bool last_active = g_last * 32 + lane < static_cast<int>(n);
+    const uint64_t chunk0 = (k << p.log2_block) / C::kSyms;
+    const uint32_t nch = (n + C::kSyms - 1) / C::kSyms;
+    const int w_last = g_last / kWinGroups;
+    uint32_t flushed = top;  // the words above it are in the scratch slot
+    uint32_t in[kWinChunks][4];
+    load_window(it, chunk0, nch, static_cast<uint32_t>(w_last), in);
+    bool ok = true;
+    for (int w = w_last; ok && w >= 0; --w) {
+      lanes::sync();  // the last window's symbols are read
+      split_window(plane, in);
+      lanes::sync();
+      if (w > 0) load_window(it, chunk0, nch, static_cast<uint32_t>(w - 1), in);
+      const int g0 = w * kWinGroups;
+      if (w == w_last) {
+        for (int g = g_last; g >= g0; --g) {
+          if (g < g_last && (g & 3) == 3 && pos < 32u * static_cast<uint32_t>(g + 5)) {
+            ok = false;
+            break;
+          }
+          const bool active = g < g_last || last_active;
+          step(table[active ? buf[(g - g0) * 32 + lane] : 0], active, x, pos, lt);
+        }
+      } else {
+        // A whole window below the last group: every lane active, every offset a constant.
+        static_assert(kWinGroups % 4 == 0, "a window is whole batches of four groups");
+#pragma unroll
+        for (int j = kWinGroups - 1; j >= 0; --j) {
+          if ((j & 3) == 3 && pos < 32u * static_cast<uint32_t>(g0 + j + 5)) {
+            ok = false;
+            break;
+          }
+          step(table[buf[j * 32 + lane]], true, x, pos, lt);
+        }
+      }
+      flush((pos + 15) & ~15u, flushed);
+    }
+    if (ok) flush(pos & ~15u, flushed);
+    lanes::sync();
+    return ok;
+  }
+
+  // Phase 5: the block at dst (its final place): bitmap and frequencies (write_head, or from the
+  // streamed group's scratch, copy_head), then states, words and padding (write).
+  __device__ __forceinline__ static void write_head(uint8_t* dst, const ans::Table& t) {
+    const int lane = lanes::lane();
     uint32_t bmw = 0;
 #pragma unroll
     for (int j = 0; j < ans::kSymsPerLane; ++j) bmw = lane == j ? t.bm[j] : bmw;
@@ -437,9 +608,38 @@ struct BlockEncoder {
     for (int j = 0; j < ans::kSymsPerLane; ++j)
       if (t.f[j]) bytes::st16<kAligned>(dst + 32 + 2 * t.rank(j), t.f[j]);
     if (lane == 0 && (t.nsym & 1)) bytes::st16<kAligned>(dst + 32 + 2 * t.nsym, 0);
+  }
+  // The streamed instantiation wrote the head to its scratch (16-byte aligned) when it built the
+  // table, so that the table need not stay in registers while the block is coded.
+  __device__ __forceinline__ static void copy_head(uint8_t* dst, const uint8_t* head, uint32_t bytes) {
+    for (uint32_t b = 4 * lanes::lane(); b < bytes; b += 4 * lanes::kLanes)
+      bytes::st32<kAligned>(dst + b, *reinterpret_cast<const uint32_t*>(head + b));
+  }
+  __device__ __forceinline__ void write(uint8_t* dst, uint32_t x, uint32_t pos, uint32_t hb, uint32_t size) {
+    const int lane = lanes::lane();
+    const uint32_t top = words_top(p.log2_block, p.prob_bits), nw = (top - pos) / 2;
     bytes::st32<kAligned>(dst + hb - 128 + 4 * lane, x);
-    for (uint32_t w = lane; w < nw; w += lanes::kLanes)
-      bytes::st16<kAligned>(dst + hb + 2 * w, *reinterpret_cast<const uint16_t*>(buf + pos + 2 * w));
+    if constexpr (kStreamed) {
+      // From global scratch: a batch's loads all go out before its stores (the compiler cannot
+      // reorder them: scratch and destination might alias, as far as it knows).
+      constexpr int kCopy = 8;
+      for (uint32_t w0 = lane; w0 < nw; w0 += kCopy * lanes::kLanes) {
+        uint32_t v[kCopy];
+#pragma unroll
+        for (int u = 0; u < kCopy; ++u) {
+          const uint32_t w = w0 + u * lanes::kLanes;
+          v[u] = w < nw ? *reinterpret_cast<const uint16_t*>(words + pos + 2 * w) : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < kCopy; ++u) {
+          const uint32_t w = w0 + u * lanes::kLanes;
+          if (w < nw) bytes::st16<kAligned>(dst + hb + 2 * w, v[u]);
+        }
+      }
+    } else {
+      for (uint32_t w = lane; w < nw; w += lanes::kLanes)
+        bytes::st16<kAligned>(dst + hb + 2 * w, *reinterpret_cast<const uint16_t*>(words + pos + 2 * w));
+    }
     const uint32_t end = hb + 2 * nw;
     if (end + lane < size) dst[end + lane] = 0;
   }
@@ -481,83 +681,63 @@ inline void report_prof(gpuStream_t stream, int lb, uint64_t blocks, int grid) {
 
 // The kernel's body: each group takes block tickets until none is left; the last group to finish
 // publishes the results.
+//
+// A block's place in the stream (the look-back) waits until every block before it is coded. A
+// shared-memory group waits there, its block's words in its shared memory. A streamed group's block
+// is in its scratch slot, so the group holds it: it takes its next ticket and runs that block's
+// split phase (which writes nothing to the slot) before it looks back for the one it holds and
+// writes it out, by when the blocks before it are mostly done.
 template <DType T, bool kFused, bool kAligned, int kVariant>
 __device__ void run(const Params& p, uint8_t* smem) {
   constexpr int kEb = static_cast<int>(format::elem_bytes(T));
   const int lane = lanes::lane();
   const uint32_t epoch = scan::launch_epoch(p.state);
   const uint32_t top = words_top(p.log2_block, p.prob_bits);
-  uint8_t* gs = smem + lanes::group() * group_smem_bytes(p.log2_block, p.prob_bits);
+  constexpr bool kStreamed = kVariant == kStream;
+  // A group's shared memory: symbols and words, or (streamed) one window's symbols and the ring; then
+  // the table.
+  using Enc = BlockEncoder<T, kFused, kAligned, kVariant>;
+  using Layout = typename Enc::Layout;
+  const uint32_t below_table = kStreamed ? stream_group_smem_bytes<T>() - Layout::kAreaBytes : top;
+  uint8_t* gs = smem + lanes::group() * (below_table + Layout::kAreaBytes);
+  // The streamed group's scratch slot: the block's head (bitmap and frequencies), then its words.
+  uint8_t* head = nullptr;
+  uint8_t* words = gs;
+  if constexpr (kStreamed) {
+    head = p.scratch + (uint64_t{blockIdx.x} * (blockDim.x / lanes::kLanes) + lanes::group()) * p.slot_bytes;
+    words = head + kHeadBytes;
+  }
   const uint32_t bsz = 1u << p.log2_block;
-  BlockEncoder<T, kFused, kAligned, kVariant> enc{p, gs, reinterpret_cast<Entry*>(gs + top), gs + top + kFlagsAt,
-                                                 reinterpret_cast<uint32_t*>(gs + top)};
+  const uint32_t total = p.first[p.n];
+  Enc enc{p, gs, words, kStreamed ? gs + (below_table - kRingBytes) : nullptr,
+          reinterpret_cast<typename Enc::Entry*>(gs + below_table), gs + below_table + Layout::kFlagsAt,
+          reinterpret_cast<uint32_t*>(gs + below_table)};
+  ans::Table tab;
 #if MPIZIP_ENC_PROF
   long long prof_t_ = clock64();
 #endif
-  for (;;) {
-    const uint32_t t = scan::take_ticket(p.state);
-    if (t >= p.first[p.n]) break;
-    MPIZIP_PROF_MARK(0);
+  // Block t, coded (lane states x, words from pos, head and states hb bytes, size in all): its place
+  // in the stream, then the block written there (head from tab, or from the streamed slot), its
+  // entry in the block table, and the buffer's header and end where it is the first or the last.
+  const auto place = [&](uint32_t t, uint32_t x, uint32_t pos, uint32_t hb, uint32_t size) {
     int i = 0;
     while (t >= p.first[i + 1]) ++i;
-    const Item it = p.item[i];  // by value: kept in registers, not reloaded from the parameters
+    const Item& it = p.item[i];
     const uint32_t j = t - p.first[i];
-    const uint64_t nbytes = it.count * kEb;
-    if ((p.stored >> i) & 1) {
-      // Tiny input: header and the original bytes, written whole by the split stage when not fused.
-      const bool fits = format::kHeaderBytes + nbytes <= it.cap;
-      if (kFused && fits) {
-        write_header(it.dst, T, it.count, format::kFlagStored, p.log2_block, p.prob_bits, 0);
-        for (uint64_t b = lane; b < nbytes; b += lanes::kLanes) it.dst[format::kHeaderBytes + b] = it.src[b];
-      }
-      if (lane == 0) {
-        if (!fits) scan::record_error(p.state, i, static_cast<int32_t>(Status::kTruncated));
-        p.results[i].size = format::kHeaderBytes + nbytes;
-      }
-      continue;
-    }
-    const uint64_t nsym = format::symbols_per_plane(T, it.count);
-    const uint64_t nbpp = format::blocks_per_plane(T, it.count, p.log2_block);
-    const uint64_t nblocks = format::planes(T) * nbpp;
-    const int plane = static_cast<int>(j / nbpp);
-    const uint64_t k = j % nbpp;
-    const uint32_t n = static_cast<uint32_t>(min(uint64_t{bsz}, nsym - (k << p.log2_block)));
+    const uint64_t nblocks = format::total_blocks(T, it.count, p.log2_block);
     const uint64_t co = format::coded_offset(T, it.count);
     const uint64_t data_off = co + format::block_data_offset(T, it.count, p.log2_block);
-    const bool room = data_off <= it.cap;
-
-    const uint64_t h = enc.split(it, plane, k, n, kFused && plane == 0 && room, p.checksum && plane == 0);
-    if (p.checksum && plane == 0) {
-      const uint64_t hs = lanes::sum(h);
-      if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(&p.state->checksum[i]), hs);
-    }
-    MPIZIP_PROF_MARK(1);
-    ans::Table tab = enc.build_table();
-    MPIZIP_PROF_MARK(2);
-    uint32_t x, pos;
-    if (!enc.encode(n, x, pos)) {
-      // Words past the slack: the symbols again, and the flat table, whose words always fit.
-      enc.split(it, plane, k, n, false, false);
-      tab = enc.build_flat();
-      if (!enc.encode(n, x, pos)) {
-        if (lane == 0) scan::record_error(p.state, i, static_cast<int32_t>(Status::kInternal));
-        pos = top;
-      }
-    }
-    const uint32_t hb = static_cast<uint32_t>(format::align_up(32 + 2 * tab.nsym, 4)) + 128;
-    const uint32_t size = static_cast<uint32_t>(format::align_up(hb + (top - pos)));
-    MPIZIP_PROF_MARK(3);
-
-    if (lane == 0) scan::publish(p.entries, t, epoch, scan::kFlagAggregate, size);
     const uint64_t off = scan::look_back(p.entries, p.first[i], t, epoch);
     if (lane == 0) scan::publish(p.entries, t, epoch, scan::kFlagInclusive, off + size);
     MPIZIP_PROF_MARK(4);
-
-    if (!room || data_off + off + size > it.cap) {
+    if (data_off > it.cap || data_off + off + size > it.cap) {
       if (lane == 0) scan::record_error(p.state, i, static_cast<int32_t>(Status::kTruncated));
-      continue;
+      return;
     }
-    enc.write(it.dst + data_off + off, tab, x, pos, hb, size);
+    uint8_t* dst = it.dst + data_off + off;
+    if constexpr (kStreamed) enc.copy_head(dst, head, hb - 128);
+    else enc.write_head(dst, tab);
+    enc.write(dst, x, pos, hb, size);
     uint8_t* coded = it.dst + co;
     if (lane == 0) bytes::st64<kAligned>(coded + 16 + 8 * j, off + size);
     if (j == 0) {
@@ -576,6 +756,81 @@ __device__ void run(const Params& p, uint8_t* smem) {
       p.results[i].size = co + coded_bytes;
     }
     MPIZIP_PROF_MARK(5);
+  };
+  // The streamed group's held block (held_t == total: none).
+  uint32_t held_t = total, held_x = 0, held_pos = 0, held_hb = 0, held_size = 0;
+  for (;;) {
+    const uint32_t t = scan::take_ticket(p.state);
+    const bool have = t < total;
+    int i = 0;
+    uint32_t n = 0, j = 0;
+    uint64_t k = 0;
+    int plane = 0;
+    if (have) {
+      MPIZIP_PROF_MARK(0);
+      while (t >= p.first[i + 1]) ++i;
+      const Item& it = p.item[i];
+      j = t - p.first[i];
+      const uint64_t nbytes = it.count * kEb;
+      if ((p.stored >> i) & 1) {
+        // Tiny input: header and the original bytes, written whole by the split stage when not fused.
+        const bool fits = format::kHeaderBytes + nbytes <= it.cap;
+        if (kFused && fits) {
+          write_header(it.dst, T, it.count, format::kFlagStored, p.log2_block, p.prob_bits, 0);
+          for (uint64_t b = lane; b < nbytes; b += lanes::kLanes) it.dst[format::kHeaderBytes + b] = it.src[b];
+        }
+        if (lane == 0) {
+          if (!fits) scan::record_error(p.state, i, static_cast<int32_t>(Status::kTruncated));
+          p.results[i].size = format::kHeaderBytes + nbytes;
+        }
+        continue;
+      }
+      const uint64_t nsym = format::symbols_per_plane(T, it.count);
+      const uint64_t nbpp = format::blocks_per_plane(T, it.count, p.log2_block);
+      plane = static_cast<int>(j / nbpp);
+      k = j % nbpp;
+      n = static_cast<uint32_t>(min(uint64_t{bsz}, nsym - (k << p.log2_block)));
+      const uint64_t data_off = format::coded_offset(T, it.count) + format::block_data_offset(T, it.count, p.log2_block);
+      const bool room = data_off <= it.cap;
+      const uint64_t h = enc.split(it, plane, k, n, kFused && plane == 0 && room, p.checksum && plane == 0);
+      if (p.checksum && plane == 0) {
+        const uint64_t hs = lanes::sum(h);
+        if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(&p.state->checksum[i]), hs);
+      }
+      MPIZIP_PROF_MARK(1);
+    }
+    if constexpr (kStreamed) {
+      if (held_t < total) place(held_t, held_x, held_pos, held_hb, held_size);
+      held_t = total;
+    }
+    if (!have) break;
+    const Item& it = p.item[i];
+    tab = enc.build_table();
+    int present = tab.nsym;
+    if constexpr (kStreamed) enc.write_head(head, tab);
+    MPIZIP_PROF_MARK(2);
+    uint32_t x, pos;
+    const auto encode = [&] { return kStreamed ? enc.encode_streamed(it, plane, k, n, x, pos) : enc.encode(n, x, pos); };
+    if (!encode()) {
+      // Words past the slack: the symbols again, and the flat table, whose words always fit.
+      if constexpr (!kStreamed) enc.split(it, plane, k, n, false, false);
+      tab = enc.build_flat();
+      present = tab.nsym;
+      if constexpr (kStreamed) enc.write_head(head, tab);
+      if (!encode()) {
+        if (lane == 0) scan::record_error(p.state, i, static_cast<int32_t>(Status::kInternal));
+        pos = top;
+      }
+    }
+    const uint32_t hb = static_cast<uint32_t>(format::align_up(32 + 2 * present, 4)) + 128;
+    const uint32_t size = static_cast<uint32_t>(format::align_up(hb + (top - pos)));
+    MPIZIP_PROF_MARK(3);
+    if (lane == 0) scan::publish(p.entries, t, epoch, scan::kFlagAggregate, size);
+    if constexpr (kStreamed) {
+      held_t = t, held_x = x, held_pos = pos, held_hb = hb, held_size = size;
+    } else {
+      place(t, x, pos, hb, size);
+    }
 #if MPIZIP_ENC_PROF
     if (lane == 0) atomicAdd(&g_prof[6], 1ull);
 #endif

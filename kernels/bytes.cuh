@@ -134,4 +134,15 @@ __device__ __forceinline__ void st_n(uint8_t* p, int n, const uint32_t* w) {
   }
 }
 
+// A hint: bring [p, p + n) of global memory into L2, without waiting and without registers (one
+// bulk prefetch on Hopper; nothing elsewhere). p and n must be multiples of 16.
+__device__ __forceinline__ void prefetch_l2(const uint8_t* p, uint32_t n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(__HIPCC__)
+  if (n) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(n) : "memory");
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 }  // namespace mpizip::kernels::bytes

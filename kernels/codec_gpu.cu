@@ -22,9 +22,7 @@ namespace {
 
 using namespace launch;
 
-// Encoder: one 32-lane group per CTA (two on a 64-wide wavefront): a group needs up to 28 KiB of
-// shared memory, so CTAs of one group pack the multiprocessor best. Decoder: 4 groups per CTA.
-constexpr int kEncThreads = MPIZIP_WARP_SIZE;
+// Encoder: one 32-lane group per CTA (launch::kEncThreads). Decoder: 4 groups per CTA.
 constexpr int kEncGroups = kEncThreads / lanes::kLanes;
 constexpr int kDecThreads = 128;
 constexpr int kDecGroups = kDecThreads / lanes::kLanes;
@@ -39,13 +37,14 @@ constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 
 // Or a register cap (CUDA 12.4 and newer). A CTA of one warp lives on one of a multiprocessor's four
 // sub-partitions, whose 16 K registers hold floor(16384 / (32 x cap)) such warps. Three
-// instantiations: the wide one takes 184 (2 a sub-partition, 8 groups a multiprocessor; the split of
-// whole blocks, encode::BlockEncoder::split_full, would take 190 uncapped), the middle one 168 (3: 12
-// groups, 11 at 16384-symbol blocks, where shared memory is the limit) and the narrow one 128 (4: 16
-// groups at blocks of at most 4096 symbols). The launcher takes the one whose groups take the launch
-// in the fewest waves, the wider of two that tie: where the extra groups save a wave the tighter cap
-// is 8-22% faster, and where they do not it only costs (kernels/NOTES-codec-gpu.md, v9 and v10).
-// 0: no cap.
+// shared-memory instantiations: the wide one takes 184 (2 a sub-partition, 8 groups a
+// multiprocessor; the split of whole blocks, encode::BlockEncoder::split_full, would take 190
+// uncapped), the middle one 168 (3: 12 groups, 11 at 16384-symbol blocks, where shared memory is the
+// limit) and the narrow one 128 (4: 16 groups at blocks of at most 4096 symbols). The fourth, the
+// streamed one (kernels/encode_stream.cu), holds no block in shared memory: 20 groups. The launcher
+// takes the one whose groups take the launch in the fewest waves, the wider of two that tie: where
+// the extra groups save a wave the tighter cap is 8-22% faster, and where they do not it only costs
+// (kernels/NOTES-codec-gpu.md, v9, v10 and v13). 0: no cap.
 #ifndef MPIZIP_ENC_MAXNREG
 #define MPIZIP_ENC_MAXNREG 184
 #endif
@@ -62,11 +61,19 @@ constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 #define MPIZIP_ENC_MID_BOUNDS __maxnreg__(MPIZIP_ENC_MID_MAXNREG)
 #define MPIZIP_ENC_NARROW_BOUNDS __maxnreg__(MPIZIP_ENC_NARROW_MAXNREG)
 #else
-// No register caps (HIP, older CUDA): the three would be the same kernel, so the wide one serves
-// all three.
+// No register caps (HIP, older CUDA): the three shared-memory ones would be the same kernel, so the
+// wide one serves all three.
 #define MPIZIP_ENC_CAPS 0
 #define MPIZIP_ENC_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
 #endif
+
+// Groups of the streamed instantiation that workspace_bytes() leaves scratch for (32 on each of 128
+// multiprocessors); the launcher runs as many as the caller's workspace holds. Launches of fewer
+// blocks than kStreamMinBlocks fit the shared-memory instantiations in one wave on an H100 or H200,
+// where the streamed one gains nothing, so workspace_bytes() leaves them no scratch.
+constexpr uint64_t kMaxStreamGroups = 4096;
+constexpr uint64_t kStreamMinBlocks = 1024;
+constexpr uint64_t kScratchAlign = 256;
 
 template <DType T, bool kFused, bool kAligned>
 __global__ void MPIZIP_ENC_BOUNDS encode_kernel(const MPIZIP_GRID_CONSTANT encode::Params p) {
@@ -132,7 +139,7 @@ uint64_t tickets(DType t, uint64_t count, int lb) {
 bool options_valid(const EncodeOptions& opt) {
   return (opt.log2_block == 0 || (opt.log2_block >= format::kMinLog2Block && opt.log2_block <= format::kMaxLog2Block)) &&
          (opt.prob_bits == 0 || (opt.prob_bits >= format::kMinProbBits && opt.prob_bits <= kMaxGpuProbBits)) &&
-         opt.max_ctas >= 0 && opt.encoder >= 0 && opt.encoder <= 3;
+         opt.max_ctas >= 0 && opt.encoder >= 0 && opt.encoder <= 4;
 }
 
 Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uint64_t workspace_bytes,
@@ -167,6 +174,11 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
   p.state = static_cast<scan::State*>(workspace);
   p.entries = reinterpret_cast<uint64_t*>(static_cast<uint8_t*>(workspace) + scan::kStateBytes);
   p.results = results;
+  // The rest of the workspace, after this launch's entries: the streamed instantiation's slots.
+  const uint64_t scratch_at = format::align_up(scan::kStateBytes + 8 * total, kScratchAlign);
+  p.slot_bytes = encode::stream_slot_bytes(p.log2_block, p.prob_bits);
+  p.scratch = static_cast<uint8_t*>(workspace) + scratch_at;
+  const uint64_t slots = workspace_bytes > scratch_at ? (workspace_bytes - scratch_at) / p.slot_bytes : 0;
   const uint32_t smem = kEncGroups * encode::group_smem_bytes(p.log2_block, p.prob_bits);
   return dispatch(t, [&](auto tag) -> Status {
     constexpr DType T = decltype(tag)::value;
@@ -177,31 +189,45 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
     };
     const void* wide = pick(encode_kernel<T, true, true>, encode_kernel<T, true, false>,
                             encode_kernel<T, false, true>, encode_kernel<T, false, false>);
+    const void* stream_k = encode_stream_kernel(T, fused, aligned);
 #if MPIZIP_ENC_CAPS
-    const void* kernels[3] = {
+    const void* kernels[4] = {
         wide,
         pick(encode_kernel_mid<T, true, true>, encode_kernel_mid<T, true, false>, encode_kernel_mid<T, false, true>,
              encode_kernel_mid<T, false, false>),
         pick(encode_kernel_narrow<T, true, true>, encode_kernel_narrow<T, true, false>,
-             encode_kernel_narrow<T, false, true>, encode_kernel_narrow<T, false, false>)};
+             encode_kernel_narrow<T, false, true>, encode_kernel_narrow<T, false, false>),
+        stream_k};
 #else
-    const void* kernels[3] = {wide, wide, wide};
+    const void* kernels[4] = {wide, wide, wide, stream_k};
 #endif
     const uint32_t smem_max = kEncGroups * encode::group_smem_bytes(format::kMaxLog2Block, kMaxGpuProbBits);
+    const uint32_t stream_smem = kEncGroups * encode::stream_group_smem_bytes<T>();
     const uint64_t work = (total + kEncGroups - 1) / kEncGroups;
-    // The instantiation whose groups take the work in the fewest waves, the wider of two that tie.
-    int best = 0, grids[3] = {0, 0, 0};
-    for (int v = 0; v < 3; ++v) {
+    // The instantiation whose groups take the work in the fewest waves, the wider of two that tie
+    // (the streamed one last: only where the workspace holds a slot for each of its groups, and
+    // not for fp64, whose two planes each read the input twice, 4 bytes an element more than the
+    // shared-memory ones: 1.08-1.16x their time from 64 MiB, kernels/NOTES-codec-gpu.md, v13).
+    const uint64_t stream_ctas = slots / kEncGroups;
+    int best = 0, grids[4] = {0, 0, 0, 0};
+    for (int v = 0; v < 4; ++v) {
+      const bool streamed = v == 3;
+      if (streamed && stream_ctas == 0) break;
       int resident = 0;
-      MPIZIP_CHECK(resident_ctas(kernels[v], kEncThreads, smem, smem_max, &resident));
+      MPIZIP_CHECK(resident_ctas(kernels[v], kEncThreads, streamed ? stream_smem : smem,
+                                 streamed ? stream_smem : smem_max, &resident));
       grids[v] = grid_for(work, resident, opt.max_ctas);
+      if (streamed) grids[v] = static_cast<int>(std::min<uint64_t>(grids[v], stream_ctas));
+      if (streamed && T == DType::kFp64) break;
       if (waves(work, grids[v]) < waves(work, grids[best])) best = v;
     }
     if (opt.encoder) best = opt.encoder - 1;
+    if (grids[best] < 1) return Status::kInvalidArgument;  // the streamed one forced, without scratch
+    const uint32_t smem_best = best == 3 ? stream_smem : smem;
     const void* k = kernels[best];
     const int grid = equal_waves(work, grids[best]);
     void* args[] = {&p};
-    MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(grid), dim3(kEncThreads), args, smem, static_cast<gpuStream_t>(stream)));
+    MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(grid), dim3(kEncThreads), args, smem_best, static_cast<gpuStream_t>(stream)));
 #if MPIZIP_ENC_PROF
     encode::report_prof(static_cast<gpuStream_t>(stream), p.log2_block, total, grid);
 #endif
@@ -237,7 +263,14 @@ int resolve_prob_bits(const EncodeOptions& opt) { return opt.prob_bits ? opt.pro
 
 uint64_t workspace_bytes(DType t, uint64_t total_count) {
   const uint64_t blocks = format::planes(t) * (format::symbols_per_plane(t, total_count) / 1024 + kMaxBatch);
-  return scan::kStateBytes + 8 * blocks;
+  // The streamed instantiation's scratch, where the launcher may take it (more blocks than
+  // kStreamMinBlocks at the default block size): a slot for each block, up to kMaxStreamGroups (at
+  // 16384-symbol blocks 18 KiB each, 72 MiB in all).
+  const int lb = resolve_log2_block(t, total_count, EncodeOptions{});
+  const uint64_t nblocks = format::total_blocks(t, total_count, lb) + kMaxBatch;
+  const uint64_t groups = nblocks < kStreamMinBlocks ? 0 : std::min<uint64_t>(nblocks, kMaxStreamGroups);
+  return format::align_up(scan::kStateBytes + 8 * blocks, kScratchAlign) +
+         groups * encode::stream_slot_bytes(lb, kDefaultProbBits);
 }
 
 Status workspace_init(void* workspace, uint64_t bytes, void* stream) {

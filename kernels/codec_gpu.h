@@ -38,9 +38,10 @@ struct EncodeOptions {
   int prob_bits = 0;      // ANS precision, 9..11 on the GPU; 0: the default (11)
   bool checksum = false;  // set the CHECKSUM flag and store the checksum of the original data
   int max_ctas = 0;       // most CTAs the kernels may occupy; 0: as many as fill the GPU
-  // Which of the encoder's instantiations runs (codec_gpu.cu says why there are three): 0 the
-  // launcher's choice by residency, 1 the wide one, 2 the middle one, 3 the narrow one. The streams
-  // are the same whichever runs; the tests force each so that all are checked on the same inputs.
+  // Which of the encoder's instantiations runs (codec_gpu.cu says why there are four): 0 the
+  // launcher's choice by residency, 1 the wide one, 2 the middle one, 3 the narrow one, 4 the
+  // streamed one (kInvalidArgument when the workspace holds no scratch slot for it). The streams are
+  // the same whichever runs; the tests force each so that all are checked on the same inputs.
   int encoder = 0;
 };
 
@@ -64,8 +65,12 @@ int resolve_prob_bits(const EncodeOptions& opt);
 
 // Workspace for compressing or decompressing buffers of `total_count` elements altogether (the sum
 // over a batch): 1 KiB of launch state plus 8 bytes per block of the smallest block size (1024
-// symbols), at most 0.8% of the input (e5m2; bf16 0.4%) plus 4 KiB. It must be zeroed once
-// before its first use (workspace_init); the kernels leave it ready for the next call.
+// symbols), at most 0.8% of the input (e5m2; bf16 0.4%) plus 4 KiB; then, for 1024 blocks or more,
+// the streamed encoder's scratch: a slot of ~1.13 bytes a symbol of a block for each block up to
+// 4096 (bf16 at 16384-symbol blocks: 56% of the input at 64 MiB, 72 MiB from 128 MiB). A smaller
+// workspace (not less than the first part) works: the launcher runs the streamed encoder on as
+// many groups as it holds slots for, or not at all. It must be zeroed once before its first use (workspace_init); the kernels leave it ready for
+// the next call.
 uint64_t workspace_bytes(format::DType t, uint64_t total_count);
 Status workspace_init(void* workspace, uint64_t workspace_bytes, void* stream);
 

@@ -56,6 +56,16 @@ __device__ __forceinline__ void publish(uint64_t* entries, uint64_t idx, uint32_
   *reinterpret_cast<volatile uint64_t*>(&entries[idx]) = v;
 }
 
+// Between polls of a predecessor not yet published: the waiting group gives its issue slots to the
+// groups still coding (without it, polling took 13% of the streamed encoder's instructions).
+__device__ __forceinline__ void pause() {
+#if defined(__HIPCC__) || defined(MPIZIP_HIP)
+  __builtin_amdgcn_s_sleep(4);
+#else
+  __nanosleep(200);
+#endif
+}
+
 // Bytes of all blocks in [first, idx): every lane returns the same value. Entries before `first`
 // (another buffer's) are not read.
 __device__ inline uint64_t look_back(const uint64_t* entries, uint64_t first, uint64_t idx, uint32_t epoch) {
@@ -74,7 +84,10 @@ __device__ inline uint64_t look_back(const uint64_t* entries, uint64_t first, ui
     const uint32_t inc = lanes::ballot(ready && inclusive);
     const int stop = inc ? __ffs(inc) - 1 : lanes::kLanes - 1;
     const uint32_t needed = stop == 31 ? 0xffffffffu : (2u << stop) - 1;
-    if (~lanes::ballot(ready) & needed) continue;  // a predecessor has not published yet
+    if (~lanes::ballot(ready) & needed) {  // a predecessor has not published yet
+      pause();
+      continue;
+    }
     const uint64_t mine = lanes::lane() <= stop ? (v & ((uint64_t{1} << 40) - 1)) << 4 : 0;
     prefix += lanes::sum(mine);
     if (inc) break;

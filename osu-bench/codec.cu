@@ -5,8 +5,8 @@
 //   codec [--types=bf16,fp16,fp32,fp64,e4m3,e5m2] [--data=uniform,normal,real,constant]
 //         [--min=256K] [--max=1G] [--log2-block=N] [--max-ctas=N] [--encoder=N] [--json=FILE] [--commit=SHA]
 //
-// --encoder forces one of the encoder's instantiations (1 wide, 2 middle, 3 narrow; 0, the default:
-// the launcher's choice), to time each against the others in one run.
+// --encoder forces one of the encoder's instantiations (1 wide, 2 middle, 3 narrow, 4 streamed; 0, the
+// default: the launcher's choice), to time each against the others in one run.
 // Data are generated on the GPU: uniform U[-1,1] and normal N(0,1) drawn in fp32 (a counter-based
 // hash, so any prefix of a large buffer is the smaller buffer), then cast with CUDA's conversions;
 // real: the trained fp32 weights of MPIZIP_REAL_WEIGHTS (default .data/real_fp32.bin), cast and
@@ -116,7 +116,7 @@ Options parse(int argc, char** argv) {
     else if (const char* v = val("--commit=")) o.commit = v;
     else {
       std::fprintf(stderr, "usage: %s [--types=..] [--data=..] [--min=256K] [--max=1G] [--log2-block=N] "
-                           "[--max-ctas=N] [--encoder=0-3] [--json=FILE] [--commit=SHA]\n", argv[0]);
+                           "[--max-ctas=N] [--encoder=0-4] [--json=FILE] [--commit=SHA]\n", argv[0]);
       std::exit(2);
     }
   }

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/codec_cpu.h"
@@ -200,7 +201,7 @@ TEST(CodecGpuRoundTrip, All16BitPatterns) {
   std::shuffle(v.begin(), v.end(), std::mt19937(1));
   for (DType t : {DType::kBf16, DType::kFp16})
     for (int lb : {10, 14})
-      for (int enc : {1, 2, 3}) round_trip(t, v.data(), v.size(), {lb, 0, false, 0, enc});
+      for (int enc : {1, 2, 3, 4}) round_trip(t, v.data(), v.size(), {lb, 0, false, 0, enc});
 }
 
 TEST(CodecGpuRoundTrip, AllFp8BytePairs) {
@@ -208,7 +209,7 @@ TEST(CodecGpuRoundTrip, AllFp8BytePairs) {
   for (int i = 0; i < 65536; ++i) v[2 * i] = static_cast<uint8_t>(i), v[2 * i + 1] = static_cast<uint8_t>(i >> 8);
   for (DType t : {DType::kE4m3, DType::kE5m2})
     for (int lb : {10, 13})
-      for (int enc : {1, 2, 3}) {
+      for (int enc : {1, 2, 3, 4}) {
         round_trip(t, v.data(), v.size(), {lb, 0, false, 0, enc});
         round_trip(t, v.data(), v.size() - 1, {lb, 0, false, 0, enc});  // odd count: the last pair is completed with zero
       }
@@ -325,7 +326,7 @@ TEST(CodecGpuApi, EveryEncoderInstantiationWritesTheSameStream) {
           o.log2_block = lb;
           o.checksum = sum;
           const auto chosen = gpu_compress(t, v.data(), 300007, o, off, 0);
-          for (int enc : {1, 2, 3}) {
+          for (int enc : {1, 2, 3, 4}) {
             SCOPED_TRACE(testing::Message() << "encoder " << enc);
             o.encoder = enc;
             EXPECT_EQ(chosen, gpu_compress(t, v.data(), 300007, o, off, 0));
@@ -335,11 +336,85 @@ TEST(CodecGpuApi, EveryEncoderInstantiationWritesTheSameStream) {
         }
   }
   gpu::EncodeOptions bad;
-  bad.encoder = 4;
+  bad.encoder = 5;
   DevBuf src(20), dst(4096);
   EXPECT_EQ(gpu::compress(DType::kBf16, src.get(), 10, dst.get(), 4096, g_env->ws.get(), g_env->ws.size(),
                           g_env->results(), bad, nullptr),
             Status::kInvalidArgument);
+}
+
+// Blocks whose words outgrow the space the encoder keeps for them fall back to the flat table
+// (every symbol 2^(PB-8)): at 65536-symbol blocks and PB 11, symbols the sampled counts never see
+// (3 in 4 here, each present, so each at frequency 1: 11 bits) need more than it keeps. Every
+// instantiation gives up on the same blocks and writes the same stream, and the fallback is checked
+// to have been taken.
+TEST(CodecGpuApi, EveryEncoderFallsBackOnTheSameBlocks) {
+  constexpr uint64_t kCount = 300007;
+  std::vector<uint16_t> v(kCount);
+  std::mt19937 rng(3);
+  for (uint64_t i = 0; i < kCount; ++i) {
+    const uint32_t sym = i % 4 == 0 ? 127 : static_cast<uint32_t>(i * 37 % 256);
+    v[i] = static_cast<uint16_t>((sym << 7) | (rng() & 0x807Fu));  // symbol: bits 7-14; raw: the rest
+  }
+  gpu::EncodeOptions o;
+  o.log2_block = 16;
+  o.prob_bits = 11;
+  const auto chosen = gpu_compress(DType::kBf16, v.data(), kCount, o);
+  // The first block's head: the bitmap (all 256 present), then every frequency 2^(11-8).
+  const uint64_t head = mpizip::format::coded_offset(DType::kBf16, kCount) +
+                        mpizip::format::block_data_offset(DType::kBf16, kCount, 16);
+  ASSERT_GT(chosen.size(), head + 32 + 512);
+  for (int b = 0; b < 32; ++b) ASSERT_EQ(chosen[head + b], 0xFF) << "bitmap byte " << b;
+  for (int s = 0; s < 256; ++s) {
+    uint16_t f;
+    std::memcpy(&f, &chosen[head + 32 + 2 * s], 2);
+    ASSERT_EQ(f, 8) << "symbol " << s << ": the flat table was not taken";
+  }
+  for (int enc : {1, 2, 3, 4}) {
+    SCOPED_TRACE(testing::Message() << "encoder " << enc);
+    o.encoder = enc;
+    EXPECT_EQ(chosen, gpu_compress(DType::kBf16, v.data(), kCount, o));
+    EXPECT_EQ(chosen, gpu_compress(DType::kBf16, v.data(), kCount, o, 0, 0, true));
+  }
+  o.encoder = 0;
+  round_trip(DType::kBf16, v.data(), kCount, o);
+}
+
+// The streamed instantiation's words go to scratch after the look-back entries in the workspace:
+// forced, it writes there (and so ran); with no room for a slot it is refused, while the launcher's
+// own choice then takes a shared-memory instantiation.
+TEST(CodecGpuApi, StreamedEncoderUsesTheWorkspaceScratch) {
+  constexpr uint64_t kCount = 300007, kWs = 4 << 20, kPoisonFrom = 64 << 10;
+  const auto v = realistic(DType::kBf16, kCount, 12);
+  const uint64_t cap = gpu::max_compressed_size(DType::kBf16, kCount);
+  DevBuf src(2 * kCount), dst(cap), ws(kWs);
+  cudaMemcpy(src.get(), v.data(), 2 * kCount, cudaMemcpyHostToDevice);
+  const auto scratch_touched = [&](int enc, uint64_t ws_bytes) -> std::pair<Status, uint64_t> {
+    EXPECT_EQ(gpu::workspace_init(ws.get(), kWs, nullptr), Status::kOk);
+    cudaMemset(ws.get() + kPoisonFrom, 0xA5, kWs - kPoisonFrom);
+    gpu::EncodeOptions o;
+    o.log2_block = 14;
+    o.encoder = enc;
+    const Status s = gpu::compress(DType::kBf16, src.get(), kCount, dst.get(), cap, ws.get(), ws_bytes,
+                                   g_env->results(), o, nullptr);
+    std::vector<uint8_t> h(kWs - kPoisonFrom);
+    cudaDeviceSynchronize();
+    cudaMemcpy(h.data(), ws.get() + kPoisonFrom, h.size(), cudaMemcpyDeviceToHost);
+    return {s, static_cast<uint64_t>(std::count_if(h.begin(), h.end(), [](uint8_t b) { return b != 0xA5; }))};
+  };
+  auto [s4, touched4] = scratch_touched(4, kWs);
+  EXPECT_EQ(s4, Status::kOk);
+  EXPECT_GT(touched4, 0u) << "the streamed instantiation did not run";
+  EXPECT_EQ(g_env->read(1)[0].status, 0);
+  auto [s1, touched1] = scratch_touched(1, kWs);
+  EXPECT_EQ(s1, Status::kOk);
+  EXPECT_EQ(touched1, 0u);
+  // 4 KiB: the state and the entries, no slot.
+  EXPECT_EQ(scratch_touched(4, 4096).first, Status::kInvalidArgument);
+  auto [s0, touched0] = scratch_touched(0, 4096);
+  EXPECT_EQ(s0, Status::kOk);
+  EXPECT_EQ(touched0, 0u);
+  EXPECT_EQ(g_env->read(1)[0].status, 0);
 }
 
 TEST(CodecGpuApi, OneCtaAndBatches) {
