@@ -454,6 +454,20 @@ struct BlockEncoder {
     }
   }
 
+  // A block's chain before its first step: the lane's state, pos at the words' top; its last group,
+  // whether this lane has a symbol in it, and the mask of the lanes below this one.
+  struct Chain {
+    int g_last;
+    bool last_active;
+    uint32_t lt;
+  };
+  __device__ __forceinline__ Chain start(uint32_t n, uint32_t& x, uint32_t& pos) const {
+    pos = words_top(p.log2_block, p.prob_bits);
+    x = format::kAnsLow;
+    const int g_last = static_cast<int>((n + 31) / 32) - 1;
+    return {g_last, g_last * 32 + lanes::lane() < static_cast<int>(n), lanes::mask_lt()};
+  }
+
   // Phase 3: rANS over buf[0, n), groups last to first; leaves in pos the byte offset in buf of the
   // first word (words end at words_top) and the lane's final state in x. False (the block unfinished)
   // when the words would reach symbols not yet read.
@@ -465,13 +479,8 @@ struct BlockEncoder {
   // intact. The groups above the first such g (at most four, the last one included) write at most
   // 256 bytes, inside the 320 that words_top keeps above every symbol, and need no check.
   __device__ __forceinline__ bool encode(uint32_t n, uint32_t& x, uint32_t& pos) {
-    const uint32_t top = words_top(p.log2_block, p.prob_bits);
-    pos = top;
-    x = format::kAnsLow;
-    const int g_last = static_cast<int>((n + 31) / 32) - 1;
-    const uint32_t lt = lanes::mask_lt();
+    const auto [g_last, last_active, lt] = start(n, x, pos);
     const int lane = lanes::lane();
-    const bool last_active = g_last * 32 + lane < static_cast<int>(n);
     step(table[last_active ? buf[g_last * 32 + lane] : 0], last_active, x, pos, lt);
     int g = g_last - 1;
     for (; g >= 0 && (g & 3) != 3; --g) step(table[buf[g * 32 + lane]], true, x, pos, lt);
@@ -548,17 +557,12 @@ struct BlockEncoder {
   // windows start at multiples of four groups, so in a whole window the checks fall on fixed groups.
   __device__ __forceinline__ bool encode_streamed(const Item& it, int plane, uint64_t k, uint32_t n, uint32_t& x,
                                                   uint32_t& pos) {
-    const uint32_t top = words_top(p.log2_block, p.prob_bits);
-    pos = top;
-    x = format::kAnsLow;
-    const int g_last = static_cast<int>((n + 31) / 32) - 1;
-    const uint32_t lt = lanes::mask_lt();
+    const auto [g_last, last_active, lt] = start(n, x, pos);
     const int lane = lanes::lane();
-    const bool last_active = g_last * 32 + lane < static_cast<int>(n);
     const uint64_t chunk0 = (k << p.log2_block) / C::kSyms;
     const uint32_t nch = (n + C::kSyms - 1) / C::kSyms;
     const int w_last = g_last / kWinGroups;
-    uint32_t flushed = top;  // the words above it are in the scratch slot
+    uint32_t flushed = pos;  // the words above it are in the scratch slot
     uint32_t in[kWinChunks][4];
     load_window(it, chunk0, nch, static_cast<uint32_t>(w_last), in);
     bool ok = true;
