@@ -10,9 +10,9 @@
 // free: ~19.5 KiB a group at 16384-symbol blocks, so at most 11 groups a multiprocessor. The
 // streamed instantiation keeps no symbols: the split phase only counts them (and writes the raw
 // bits), and the encode phase reads the block's input again, backward, a window of a few groups at a
-// time (kernels: encode_streamed), while its words go to a slot of global scratch in the workspace;
-// its shared memory is the table and one window (~2.5 KiB), so as many groups reside as registers
-// allow. Both write the same stream, byte for byte.
+// time (encode_streamed), while its words gather in a ring in shared memory and go on to a slot of
+// global scratch in the workspace; its shared memory is one window, the ring and the table (4.6-6.9
+// KiB), so as many groups reside as registers allow. Both write the same stream, byte for byte.
 #pragma once
 
 #include <cstdint>
@@ -317,8 +317,8 @@ struct BlockEncoder {
     const uint64_t nbytes = it.count * kEb;
     const uint64_t chunk0 = (k << p.log2_block) / C::kSyms;
     const uint32_t nch = (n + C::kSyms - 1) / C::kSyms;
-    // The streamed instantiation loads one chunk a lane at a time: the block's input goes to L2
-    // first, so that those loads wait on L2, not on memory.
+    // The streamed instantiation's block input goes to L2 first, in one bulk prefetch (added when
+    // its split phase had one chunk a lane in flight; not measured on its own since it has four).
     if (kStreamed && kAligned && lane == 0 && chunk0 * 16 < nbytes)
       bytes::prefetch_l2(it.src + chunk0 * 16, static_cast<uint32_t>(min(uint64_t{nch} * 16, nbytes - chunk0 * 16) & ~uint64_t{15}));
     for (int i = lane; i < 256 / 4 + 256 / 16; i += lanes::kLanes) {

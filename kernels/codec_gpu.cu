@@ -67,8 +67,9 @@ constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 #define MPIZIP_ENC_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
 #endif
 
-// Groups of the streamed instantiation that workspace_bytes() leaves scratch for (32 on each of 128
-// multiprocessors); the launcher runs as many as the caller's workspace holds. Launches of fewer
+// Groups of the streamed instantiation that workspace_bytes() leaves scratch for (its 20 a
+// multiprocessor on up to 204 multiprocessors; an H200's 132 take 2,640); the launcher runs as many
+// as the caller's workspace holds. Launches of fewer
 // blocks than kStreamMinBlocks fit the shared-memory instantiations in one wave on an H100 or H200,
 // where the streamed one gains nothing, so workspace_bytes() leaves them no scratch.
 constexpr uint64_t kMaxStreamGroups = 4096;

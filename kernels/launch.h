@@ -35,7 +35,7 @@ inline Status dispatch(DType t, F&& f) {
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 // Encoder CTAs: one 32-lane group each (two on a 64-wide wavefront). A shared-memory group needs up
-// to 69 KiB (kernels/ans_encode.cuh), so CTAs of one group pack a multiprocessor best.
+// to 67.5 KiB (kernels/ans_encode.cuh), so CTAs of one group pack a multiprocessor best.
 inline constexpr int kEncThreads = MPIZIP_WARP_SIZE;
 
 // The streamed encoder's kernel for one form of launch (kernels/encode_stream.cu).
