@@ -112,7 +112,13 @@ void histogram(const uint8_t* sym, uint32_t n, uint32_t* counts) {
   for (int s = 0; s < 256; ++s) counts[s] = h[0][s] + h[1][s];
 }
 
-void normalize(const uint32_t* counts, uint32_t n, int prob_bits, uint32_t* freqs) {
+namespace {
+
+// normalize() for 32-bit counts (a block's) and 64-bit ones (a plane's). The rounding of the first
+// estimate is done in a type wide enough for count * M, so both give the same frequencies where
+// the counts fit either.
+template <typename C, typename Wide>
+void normalize_counts(const C* counts, C n, int prob_bits, uint32_t* freqs) {
   const uint32_t m = 1u << prob_bits;
   uint8_t present[256];
   int k = 0;
@@ -127,7 +133,7 @@ void normalize(const uint32_t* counts, uint32_t n, int prob_bits, uint32_t* freq
   int64_t sum = 0;
   for (int i = 0; i < k; ++i) {
     int s = present[i];
-    uint32_t f = static_cast<uint32_t>((uint64_t{counts[s]} * m + n / 2) / n);
+    uint32_t f = static_cast<uint32_t>((Wide{counts[s]} * m + n / 2) / n);
     freqs[s] = f ? f : 1;
     sum += freqs[s];
   }
@@ -138,7 +144,7 @@ void normalize(const uint32_t* counts, uint32_t n, int prob_bits, uint32_t* freq
   double up[256], down[256];
   auto refresh = [&](int i) {
     int s = present[i];
-    double c = counts[s], f = freqs[s];
+    double c = static_cast<double>(counts[s]), f = freqs[s];
     up[i] = freqs[s] >= m ? -kInf : c * (std::log2(f + 1) - std::log2(f));
     down[i] = freqs[s] <= 1 ? kInf : c * (std::log2(f) - std::log2(f - 1));
   };
@@ -176,30 +182,65 @@ void normalize(const uint32_t* counts, uint32_t n, int prob_bits, uint32_t* freq
   }
 }
 
-BlockEncoder::BlockEncoder(int log2_block, bool use_simd)
-    : simd_(use_simd && simd::available()),
-      words_(new uint16_t[(size_t{1} << log2_block) + kWordSlack]) {}
+}  // namespace
 
-uint64_t BlockEncoder::encode(const uint8_t* sym, uint32_t n, int prob_bits, uint8_t* out,
-                              uint64_t cap) {
-  uint32_t counts[256], freqs[256];
-  histogram(sym, n, counts);
-  normalize(counts, n, prob_bits, freqs);
+void normalize(const uint32_t* counts, uint32_t n, int prob_bits, uint32_t* freqs) {
+  normalize_counts<uint32_t, uint64_t>(counts, n, prob_bits, freqs);
+}
 
-  uint8_t bitmap[format::kBitmapBytes] = {};
+void normalize(const uint64_t* counts, uint64_t n, int prob_bits, uint32_t* freqs) {
+  normalize_counts<uint64_t, unsigned __int128>(counts, n, prob_bits, freqs);
+}
+
+// The coding tables of one set of frequencies, and the head a block with its own table carries.
+struct BlockEncoder::Tables {
+  int nsym = 0;
+  uint8_t bitmap[format::kBitmapBytes];
   uint16_t ftab[256];
   EncSym tab[256];
   simd::EncEntry vtab[256];
-  int nsym = 0;
-  uint32_t cum = 0;
-  for (int s = 0; s < 256; ++s) {
-    if (!freqs[s]) continue;
-    bitmap[s / 8] |= static_cast<uint8_t>(1u << (s % 8));
-    ftab[nsym++] = static_cast<uint16_t>(freqs[s]);
-    tab[s] = make_enc_sym(freqs[s], cum, prob_bits);
-    vtab[s] = {std::nextafter(1.0 / freqs[s], 2.0), freqs[s] << 16 | cum, 0};  // inv at or above 1 / f
-    cum += freqs[s];
+  // The external table these tables were built from; pb 0 when they came from a block's own.
+  uint32_t ext_freqs[256];
+  int ext_pb = 0;
+
+  void build(const uint32_t* freqs, int prob_bits) {
+    std::memset(bitmap, 0, sizeof bitmap);
+    nsym = 0;
+    uint32_t cum = 0;
+    for (int s = 0; s < 256; ++s) {
+      if (!freqs[s]) continue;
+      bitmap[s / 8] |= static_cast<uint8_t>(1u << (s % 8));
+      ftab[nsym++] = static_cast<uint16_t>(freqs[s]);
+      tab[s] = make_enc_sym(freqs[s], cum, prob_bits);
+      vtab[s] = {std::nextafter(1.0 / freqs[s], 2.0), freqs[s] << 16 | cum, 0};  // inv at or above 1 / f
+      cum += freqs[s];
+    }
   }
+};
+
+BlockEncoder::BlockEncoder(int log2_block, bool use_simd)
+    : simd_(use_simd && simd::available()),
+      words_(new uint16_t[(size_t{1} << log2_block) + kWordSlack]),
+      tab_(new Tables()) {}
+
+BlockEncoder::BlockEncoder(BlockEncoder&&) noexcept = default;
+BlockEncoder::~BlockEncoder() = default;
+
+uint64_t BlockEncoder::encode(const uint8_t* sym, uint32_t n, int prob_bits, uint8_t* out,
+                              uint64_t cap, const uint32_t* freqs) {
+  Tables& t = *tab_;
+  if (!freqs) {
+    uint32_t counts[256], own[256];
+    histogram(sym, n, counts);
+    normalize(counts, n, prob_bits, own);
+    t.build(own, prob_bits);
+    t.ext_pb = 0;
+  } else if (t.ext_pb != prob_bits || std::memcmp(t.ext_freqs, freqs, sizeof t.ext_freqs) != 0) {
+    t.build(freqs, prob_bits);
+    std::memcpy(t.ext_freqs, freqs, sizeof t.ext_freqs);
+    t.ext_pb = prob_bits;
+  }
+  const int nsym = t.nsym;
 
   // Groups from last to first, lanes from last to first: the words fill the buffer from its end,
   // so each group's words come out in ascending lane order, groups in ascending order.
@@ -207,30 +248,33 @@ uint64_t BlockEncoder::encode(const uint8_t* sym, uint32_t n, int prob_bits, uin
   for (uint32_t& xi : x) xi = kL;
   uint16_t* const end = words_.get() + kWordSlack + n;
   uint16_t* p = end;
-  // A block of one symbol (f = M) codes to nothing: every step leaves x at L and emits no word.
+  // A table of one symbol (f = M) codes to nothing: every step leaves x at L and emits no word.
   uint32_t g = nsym > 1 ? n / kLanes : 0;  // full groups
   if (nsym > 1) {
     for (int lane = static_cast<int>(n - g * kLanes) - 1; lane >= 0; --lane)
-      encode_step(x[lane], tab[sym[g * kLanes + lane]], p);
+      encode_step(x[lane], t.tab[sym[g * kLanes + lane]], p);
   }
   // The vector path needs f < M, that is two symbols or more.
   if (simd_ && nsym > 1) {
-    simd::encode_groups(x, vtab, prob_bits, sym, g, &p);
+    simd::encode_groups(x, t.vtab, prob_bits, sym, g, &p);
     g = 0;
   }
   while (g-- > 0) {
     const uint8_t* s = sym + g * kLanes;
-    for (int lane = kLanes - 1; lane >= 0; --lane) encode_step(x[lane], tab[s[lane]], p);
+    for (int lane = kLanes - 1; lane >= 0; --lane) encode_step(x[lane], t.tab[s[lane]], p);
   }
   uint64_t nwords = static_cast<uint64_t>(end - p);
 
-  uint64_t states_off = format::align_up(format::kBitmapBytes + 2 * nsym, 4);
+  // With an external table the block has no head: it starts with the states.
+  uint64_t states_off = freqs ? 0 : format::block_table_bytes(static_cast<uint32_t>(nsym));
   uint64_t words_off = states_off + 4 * kLanes;
   uint64_t total = format::align_up(words_off + 2 * nwords);
   if (total > cap) return 0;
-  std::memcpy(out, bitmap, sizeof bitmap);
-  std::memcpy(out + format::kBitmapBytes, ftab, 2 * nsym);
-  std::memset(out + format::kBitmapBytes + 2 * nsym, 0, states_off - format::kBitmapBytes - 2 * nsym);
+  if (!freqs) {
+    std::memcpy(out, t.bitmap, sizeof t.bitmap);
+    std::memcpy(out + format::kBitmapBytes, t.ftab, 2 * nsym);
+    std::memset(out + format::kBitmapBytes + 2 * nsym, 0, states_off - format::kBitmapBytes - 2 * nsym);
+  }
   std::memcpy(out + states_off, x, sizeof x);
   std::memcpy(out + words_off, p, 2 * nwords);
   std::memset(out + words_off + 2 * nwords, 0, total - words_off - 2 * nwords);
@@ -264,15 +308,41 @@ bool BlockDecoder::build_tables(const uint8_t* bitmap, const uint8_t* freqs, int
   return i == nsym && cum == m;
 }
 
-Status BlockDecoder::decode(const uint8_t* blk, uint64_t bytes, int prob_bits, uint32_t n,
-                            uint8_t* out) {
-  if (bytes < format::kBitmapBytes) return Status::kCorruptStream;
+bool BlockDecoder::build_external(const uint32_t* freqs, int prob_bits) {
+  if (ext_pb_ == prob_bits && std::memcmp(ext_freqs_, freqs, sizeof ext_freqs_) == 0) return true;
+  ext_pb_ = 0;
+  uint8_t bitmap[format::kBitmapBytes] = {};
+  uint8_t ftab[2 * 256];
   int nsym = 0;
-  for (size_t i = 0; i < format::kBitmapBytes; ++i) nsym += std::popcount(blk[i]);
-  uint64_t states_off = format::align_up(format::kBitmapBytes + 2 * nsym, 4);
+  for (int s = 0; s < 256; ++s) {
+    if (!freqs[s]) continue;
+    if (freqs[s] > (1u << prob_bits)) return false;
+    bitmap[s / 8] |= static_cast<uint8_t>(1u << (s % 8));
+    const uint16_t f = static_cast<uint16_t>(freqs[s]);
+    std::memcpy(ftab + 2 * nsym++, &f, 2);
+  }
+  if (!build_tables(bitmap, ftab, nsym, prob_bits)) return false;
+  std::memcpy(ext_freqs_, freqs, sizeof ext_freqs_);
+  ext_pb_ = prob_bits;
+  return true;
+}
+
+Status BlockDecoder::decode(const uint8_t* blk, uint64_t bytes, int prob_bits, uint32_t n,
+                            uint8_t* out, const uint32_t* freqs) {
+  uint64_t states_off = 0;
+  if (freqs) {
+    if (!build_external(freqs, prob_bits)) return Status::kCorruptStream;
+  } else {
+    if (bytes < format::kBitmapBytes) return Status::kCorruptStream;
+    int nsym = 0;
+    for (size_t i = 0; i < format::kBitmapBytes; ++i) nsym += std::popcount(blk[i]);
+    states_off = format::block_table_bytes(static_cast<uint32_t>(nsym));
+    if (states_off + 4 * kLanes > bytes) return Status::kCorruptStream;
+    ext_pb_ = 0;  // the block's own table replaces the external one's
+    if (!build_tables(blk, blk + format::kBitmapBytes, nsym, prob_bits)) return Status::kCorruptStream;
+  }
   uint64_t words_off = states_off + 4 * kLanes;
   if (words_off > bytes) return Status::kCorruptStream;
-  if (!build_tables(blk, blk + format::kBitmapBytes, nsym, prob_bits)) return Status::kCorruptStream;
 
   uint32_t x[kLanes];
   for (int lane = 0; lane < kLanes; ++lane) {

@@ -47,11 +47,14 @@ __host__ __device__ constexpr uint32_t group_smem_bytes() {
 }
 
 // The header's facts, checked (docs/FORMAT.md); err != 0 when the stream cannot be decoded.
+// tbl[q]: where plane q's table is, from the stream's start, in a SHARED_TABLE stream (0: every
+// block carries its own).
 struct Stream {
   int32_t err;
   uint8_t flags;
   int lb, pb;
   uint64_t count, co, data_off, coded_bytes, checksum;
+  uint64_t tbl[2];
 };
 
 template <DType T, bool kAligned>
@@ -74,8 +77,8 @@ __device__ Stream read_stream(const Item& it) {
   const uint64_t raw = w[4] | (uint64_t{w[5]} << 32);
   s.pb = w[6] & 0xFF;
   const bool stored = s.flags & format::kFlagStored;
-  if (w[0] != 0x315A504Du || (w[1] & 0xFF) != format::kVersion || !format::dtype_valid(dtype) ||
-      (s.flags & ~(format::kFlagChecksum | format::kFlagStored)) || s.lb < format::kMinLog2Block ||
+  if (w[0] != 0x315A504Du || !format::version_flags_valid(w[1] & 0xFF, s.flags) || !format::dtype_valid(dtype) ||
+      s.lb < format::kMinLog2Block ||
       s.lb > format::kMaxLog2Block || s.pb < format::kMinProbBits || s.pb > format::kMaxProbBits ||
       (w[6] >> 16) || w[7] || s.count > (uint64_t{1} << 58) ||
       ((w[6] >> 8) & 0xFF) != static_cast<uint32_t>(format::planes(static_cast<DType>(dtype))) ||
@@ -99,9 +102,28 @@ __device__ Stream read_stream(const Item& it) {
     s.err = corrupt;
     return s;
   }
+  const bool shared = s.flags & format::kFlagSharedTable;
+  // Plane 0's bitmap is loaded with the coded section's header (one round trip, not two).
+  const uint32_t bm0 = shared && lane < 8 && s.data_off + format::kBitmapBytes <= it.src_bytes
+                           ? bytes::ld32<kAligned>(it.src + s.data_off + 4 * lane) : 0;
   s.coded_bytes = bytes::ld64<kAligned>(it.src + s.co);
   s.checksum = bytes::ld64<kAligned>(it.src + s.co + 8);
-  if (s.coded_bytes < s.data_off - s.co || s.coded_bytes > it.src_bytes - s.co ||
+  if (shared) {
+    // The plane tables sit between the block table and the blocks; their bitmaps give their sizes,
+    // so the blocks' start. Each table's frequencies are checked where a block opens it.
+    const uint64_t avail = s.coded_bytes <= it.src_bytes - s.co ? s.co + s.coded_bytes : it.src_bytes;
+#pragma unroll
+    for (int q = 0; q < format::planes(T); ++q) {
+      if (s.data_off + format::kBitmapBytes > avail) {
+        s.err = corrupt;
+        return s;
+      }
+      const uint32_t bm = q == 0 ? bm0 : lane < 8 ? bytes::ld32<kAligned>(it.src + s.data_off + 4 * lane) : 0;
+      s.tbl[q] = s.data_off;
+      s.data_off += format::shared_table_bytes(lanes::sum(static_cast<uint32_t>(__popc(bm))));
+    }
+  }
+  if (s.data_off > it.src_bytes || s.coded_bytes < s.data_off - s.co || s.coded_bytes > it.src_bytes - s.co ||
       (!(s.flags & format::kFlagChecksum) && s.checksum))
     s.err = corrupt;
   else if (nbytes > it.cap)
@@ -127,12 +149,14 @@ struct PlaneDecoder {
     return p + 2 <= end ? bytes::ld16<kAligned>(p) : 0;
   }
 
-  // Reads and checks the block header, builds the table, loads states and the first words.
-  // False when the block is corrupt.
-  __device__ __forceinline__ bool open(const uint8_t* blk, uint64_t nbytes, int pb) {
+  // Reads and checks the block's table (its head, or `shared`: its plane's table in a SHARED_TABLE
+  // stream, inside the stream as read_stream checked), builds the slot table, loads states and the
+  // first words. False when the block is corrupt.
+  __device__ __forceinline__ bool open(const uint8_t* shared, const uint8_t* blk, uint64_t nbytes, int pb) {
     const int lane = lanes::lane();
-    if (nbytes < 32 + 4 + 128) return false;
-    const uint32_t mine = lane < 8 ? bytes::ld32<kAligned>(blk + 4 * lane) : 0;
+    if (nbytes < (shared ? 128 : 32 + 4 + 128)) return false;
+    const uint8_t* tb = shared ? shared : blk;
+    const uint32_t mine = lane < 8 ? bytes::ld32<kAligned>(tb + 4 * lane) : 0;
     ans::Table t;
     uint32_t np = 0;
 #pragma unroll
@@ -140,7 +164,7 @@ struct PlaneDecoder {
       t.bm[j] = lanes::shfl(mine, j);
       np += lanes::popc(t.bm[j]);
     }
-    hb = static_cast<uint32_t>(format::align_up(32 + 2 * np, 4)) + 128;
+    hb = (shared ? 0 : static_cast<uint32_t>(format::block_table_bytes(np))) + 128;
     if (hb > nbytes) return false;
     bytes = static_cast<uint32_t>(nbytes);
     t.nsym = static_cast<int>(np);
@@ -149,7 +173,7 @@ struct PlaneDecoder {
     bool ok = true;
 #pragma unroll
     for (int j = 0; j < ans::kSymsPerLane; ++j) {
-      t.f[j] = (t.bm[j] >> lane) & 1 ? bytes::ld16<kAligned>(blk + 32 + 2 * t.rank(j)) : 0;
+      t.f[j] = (t.bm[j] >> lane) & 1 ? bytes::ld16<kAligned>(tb + 32 + 2 * t.rank(j)) : 0;
       ok &= !((t.bm[j] >> lane) & 1) || (t.f[j] >= 1 && t.f[j] <= m);
     }
     uint32_t total = 0;
@@ -403,7 +427,7 @@ __device__ void run(const Params& p, uint8_t* smem) {
       const uint64_t b0 = bi ? bytes::ld64<kAligned>(coded + 16 + 8 * (bi - 1)) : 0;
       const uint64_t b1 = bytes::ld64<kAligned>(coded + 16 + 8 * bi);
       return !(b0 % 16) && !(b1 % 16) && b0 <= b1 && b1 <= limit && (bi != nblocks - 1 || b1 == limit) &&
-             d.pl[c].open(it.src + st.data_off + b0, b1 - b0, st.pb);
+             d.pl[c].open(st.tbl[c] ? it.src + st.tbl[c] : nullptr, it.src + st.data_off + b0, b1 - b0, st.pb);
     };
     const auto nsyms = [&](uint64_t k) { return static_cast<uint32_t>(min(uint64_t{1} << st.lb, nsym - (k << st.lb))); };
     for (uint64_t k = gid; k < nbe; k += groups) {

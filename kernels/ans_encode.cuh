@@ -104,6 +104,17 @@ struct Item {
   uint64_t cap;    // bytes
 };
 
+// A SHARED_TABLE launch's symbol counts (kernels/count_stage.cuh writes them, the encoder reads
+// them): per item and plane, kCountWords words in the workspace, the sampled counts of the 256
+// symbols (every kSample-th symbol of the plane) and then the plane's presence bitmap (all of them).
+// Zero before the count stage runs: workspace_init zeroes them, and the encoder's last group zeroes
+// what its launch used.
+inline constexpr uint32_t kCountWords = 256 + 8;
+inline constexpr uint64_t kCountsBytes = uint64_t{scan::kMaxItems} * 2 * kCountWords * 4;
+__host__ __device__ constexpr uint64_t count_words_at(int item, int plane) {
+  return (uint64_t{2} * static_cast<uint64_t>(item) + static_cast<uint64_t>(plane)) * kCountWords;
+}
+
 struct Params {
   Item item[scan::kMaxItems];
   uint32_t first[scan::kMaxItems + 1];  // item i owns tickets [first[i], first[i + 1])
@@ -112,6 +123,8 @@ struct Params {
   int log2_block;
   int prob_bits;
   bool checksum;
+  uint32_t* counts;   // SHARED_TABLE: the count stage's counts (kCountWords per item and plane); null:
+                      // every block gets its own table
   scan::State* state;
   uint64_t* entries;  // look-back entries, one per ticket
   gpu::DeviceResult* results;
@@ -173,7 +186,7 @@ __device__ inline void write_header(uint8_t* dst, DType t, uint64_t count, uint8
   uint32_t w = 0;
   switch (l) {
     case 0: w = 0x315A504Du; break;  // "MPZ1"
-    case 1: w = format::kVersion | (uint32_t{static_cast<uint8_t>(t)} << 8) | (uint32_t{flags} << 16) |
+    case 1: w = format::version_for(flags) | (uint32_t{static_cast<uint8_t>(t)} << 8) | (uint32_t{flags} << 16) |
                 (uint32_t(lb) << 24); break;
     case 2: w = static_cast<uint32_t>(count); break;
     case 3: w = static_cast<uint32_t>(count >> 32); break;
@@ -183,6 +196,39 @@ __device__ inline void write_header(uint8_t* dst, DType t, uint64_t count, uint8
     default: break;
   }
   if (l < 8) bytes::st32<false>(dst + 4 * l, w);
+}
+
+// A SHARED_TABLE launch starts while the count stage (kernels/count_stage.cuh) still runs, as its
+// programmatic dependent where the hardware has one (sm_90): this waits for that grid to complete
+// and its counts to be visible. A no-op in any other launch.
+__device__ __forceinline__ void count_stage_done() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(__HIP_PLATFORM_AMD__)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// The header flags of a coded (not STORED) stream of this launch.
+__host__ __device__ inline uint8_t coded_flags(bool checksum, bool shared) {
+  return static_cast<uint8_t>((checksum ? format::kFlagChecksum : 0) | (shared ? format::kFlagSharedTable : 0));
+}
+
+// A SHARED_TABLE stream's plane tables, from the counts' presence bitmaps: plane q's table starts
+// at offset tbl_at[q] from the block table's padded end, and the blocks start `bytes` after it.
+struct PlaneTables {
+  uint32_t tbl_at[2];
+  uint32_t bytes;
+};
+template <DType T>
+__device__ __forceinline__ PlaneTables plane_tables(const uint32_t* counts, int item) {
+  const int lane = lanes::lane();
+  PlaneTables pt{{0, 0}, 0};
+#pragma unroll
+  for (int q = 0; q < format::planes(T); ++q) {
+    const uint32_t bm = lane < 8 ? counts[count_words_at(item, q) + 256 + lane] : 0;
+    pt.tbl_at[q] = pt.bytes;
+    pt.bytes += static_cast<uint32_t>(format::shared_table_bytes(lanes::sum(static_cast<uint32_t>(__popc(bm)))));
+  }
+  return pt;
 }
 
 template <DType T, bool kFused, bool kAligned, int kVariant>
@@ -219,12 +265,14 @@ struct BlockEncoder {
 #pragma unroll
     for (int w = 0; w < 4; ++w) s[w] = plane ? sym[C::kPlanes - 1][w] : sym[0][w];
     if constexpr (!kStreamed) bytes::st_n<true>(buf + c * C::kSyms, C::kSyms, s);
+    if (!p.counts) {  // a SHARED_TABLE launch's counts are the count stage's
 #pragma unroll
-    for (int q = 0; q < C::kSyms; ++q) {
-      if (c * C::kSyms + q < n) {
-        const uint32_t v = (s[q / 4] >> (8 * (q % 4))) & 0xFF;
-        flags[v] = 1;
-        if (q % kSample == 0) atomicAdd(&counts[v], 1u);
+      for (int q = 0; q < C::kSyms; ++q) {
+        if (c * C::kSyms + q < n) {
+          const uint32_t v = (s[q / 4] >> (8 * (q % 4))) & 0xFF;
+          flags[v] = 1;
+          if (q % kSample == 0) atomicAdd(&counts[v], 1u);
+        }
       }
     }
     if (write_raw) split::store_raw<T, kAligned>(it.dst, it.count, gc, raw);
@@ -280,11 +328,13 @@ struct BlockEncoder {
 #pragma unroll
         for (int w = 0; w < 4; ++w) s[w] = plane ? sym[C::kPlanes - 1][w] : sym[0][w];
         if constexpr (!kStreamed) bytes::st_n<true>(sym_at + d * C::kSyms, C::kSyms, s);
+        if (!p.counts) {
 #pragma unroll
-        for (int q = 0; q < C::kSyms; ++q) {
-          const uint32_t v = __byte_perm(s[q / 4], 0, 0x4440 | (q % 4));
-          flags[v] = 1;
-          if (q % kSample == 0) atomicAdd(&counts[v], 1u);
+          for (int q = 0; q < C::kSyms; ++q) {
+            const uint32_t v = __byte_perm(s[q / 4], 0, 0x4440 | (q % 4));
+            flags[v] = 1;
+            if (q % kSample == 0) atomicAdd(&counts[v], 1u);
+          }
         }
         if (write_raw) {
 #pragma unroll
@@ -321,9 +371,11 @@ struct BlockEncoder {
     // its split phase had one chunk a lane in flight; not measured on its own since it has four).
     if (kStreamed && kAligned && lane == 0 && chunk0 * 16 < nbytes)
       bytes::prefetch_l2(it.src + chunk0 * 16, static_cast<uint32_t>(min(uint64_t{nch} * 16, nbytes - chunk0 * 16) & ~uint64_t{15}));
-    for (int i = lane; i < 256 / 4 + 256 / 16; i += lanes::kLanes) {
-      if (i < 64) reinterpret_cast<uint4*>(counts)[i] = make_uint4(0, 0, 0, 0);
-      else reinterpret_cast<uint4*>(flags)[i - 64] = make_uint4(0, 0, 0, 0);
+    if (!p.counts) {
+      for (int i = lane; i < 256 / 4 + 256 / 16; i += lanes::kLanes) {
+        if (i < 64) reinterpret_cast<uint4*>(counts)[i] = make_uint4(0, 0, 0, 0);
+        else reinterpret_cast<uint4*>(flags)[i - 64] = make_uint4(0, 0, 0, 0);
+      }
     }
     lanes::sync();
     // A whole block inside the input and the raw sections (every block but an input's last, as a
@@ -372,15 +424,27 @@ struct BlockEncoder {
     }
   }
 
-  // Phase 2: the table, from presence flags and sampled counts.
-  __device__ __forceinline__ ans::Table build_table() {
+  // Phase 2: the table, from presence flags and sampled counts: the block's own, or in a
+  // SHARED_TABLE launch those of item i's plane (every block of the plane builds the same table).
+  __device__ __forceinline__ ans::Table build_table(int i, int plane) {
     const int lane = lanes::lane();
     uint32_t cnt[ans::kSymsPerLane];
     bool present[ans::kSymsPerLane];
+    if (p.counts) {
+      count_stage_done();
+      const uint32_t* c = p.counts + count_words_at(i, plane);
+      const uint32_t bm = lane < 8 ? c[256 + lane] : 0;
 #pragma unroll
-    for (int j = 0; j < ans::kSymsPerLane; ++j) {
-      cnt[j] = counts[lane + 32 * j];
-      present[j] = flags[lane + 32 * j] != 0;
+      for (int j = 0; j < ans::kSymsPerLane; ++j) {
+        cnt[j] = c[lane + 32 * j];
+        present[j] = (lanes::shfl(bm, j) >> lane) & 1;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < ans::kSymsPerLane; ++j) {
+        cnt[j] = counts[lane + 32 * j];
+        present[j] = flags[lane + 32 * j] != 0;
+      }
     }
     lanes::sync();  // counts alias the table
     ans::Table t;
@@ -613,6 +677,13 @@ struct BlockEncoder {
       if (t.f[j]) bytes::st16<kAligned>(dst + 32 + 2 * t.rank(j), t.f[j]);
     if (lane == 0 && (t.nsym & 1)) bytes::st16<kAligned>(dst + 32 + 2 * t.nsym, 0);
   }
+  // A SHARED_TABLE stream's plane table at dst: bitmap and frequencies as a block's head, then zeros
+  // to 16 bytes.
+  __device__ __forceinline__ static void write_table(uint8_t* dst, const ans::Table& t) {
+    write_head(dst, t);
+    const uint32_t e = 32 + 2 * static_cast<uint32_t>(t.nsym), end = static_cast<uint32_t>(format::align_up(e));
+    if (e + lanes::lane() < end) dst[e + lanes::lane()] = 0;
+  }
   // The streamed instantiation wrote the head to its scratch (16-byte aligned) when it built the
   // table, so that the table need not stay in registers while the block is coded.
   __device__ __forceinline__ static void copy_head(uint8_t* dst, const uint8_t* head, uint32_t bytes) {
@@ -730,7 +801,10 @@ __device__ void run(const Params& p, uint8_t* smem) {
     const uint32_t j = t - p.first[i];
     const uint64_t nblocks = format::total_blocks(T, it.count, p.log2_block);
     const uint64_t co = format::coded_offset(T, it.count);
-    const uint64_t data_off = co + format::block_data_offset(T, it.count, p.log2_block);
+    // The block table's padded end, and where the blocks start (after the plane tables, if shared).
+    const uint64_t bt_end = co + format::block_data_offset(T, it.count, p.log2_block);
+    const PlaneTables pt = p.counts ? plane_tables<T>(p.counts, i) : PlaneTables{{0, 0}, 0};
+    const uint64_t data_off = bt_end + pt.bytes;
     const uint64_t off = scan::look_back(p.entries, p.first[i], t, epoch);
     if (lane == 0) scan::publish(p.entries, t, epoch, scan::kFlagInclusive, off + size);
     MPIZIP_PROF_MARK(4);
@@ -739,18 +813,25 @@ __device__ void run(const Params& p, uint8_t* smem) {
       return;
     }
     uint8_t* dst = it.dst + data_off + off;
-    if constexpr (kStreamed) enc.copy_head(dst, head, hb - 128);
-    else enc.write_head(dst, tab);
+    if (p.counts) {
+      // SHARED_TABLE: no head; the first block of each plane writes the plane's table.
+      const uint64_t nbpp = format::blocks_per_plane(T, it.count, p.log2_block);
+      if (j % nbpp == 0) enc.write_table(it.dst + bt_end + pt.tbl_at[j / nbpp], tab);
+    } else if constexpr (kStreamed) {
+      enc.copy_head(dst, head, hb - 128);
+    } else {
+      enc.write_head(dst, tab);
+    }
     enc.write(dst, x, pos, hb, size);
     uint8_t* coded = it.dst + co;
     if (lane == 0) bytes::st64<kAligned>(coded + 16 + 8 * j, off + size);
     if (j == 0) {
       if (kFused) {
-        write_header(it.dst, T, it.count, p.checksum ? format::kFlagChecksum : 0, p.log2_block, p.prob_bits,
+        write_header(it.dst, T, it.count, coded_flags(p.checksum, p.counts != nullptr), p.log2_block, p.prob_bits,
                      format::raw_bytes(T, it.count));
         split::zero_raw_padding<T>(it.dst, it.count, lane);
       }
-      const uint64_t tbl_end = 16 + 8 * nblocks, pad_end = data_off - co;
+      const uint64_t tbl_end = 16 + 8 * nblocks, pad_end = bt_end - co;
       if (tbl_end + lane < pad_end) coded[tbl_end + lane] = 0;
       if (lane == 0) bytes::st64<kAligned>(coded + 8, 0);
     }
@@ -809,24 +890,30 @@ __device__ void run(const Params& p, uint8_t* smem) {
     }
     if (!have) break;
     const Item& it = p.item[i];
-    tab = enc.build_table();
+    tab = enc.build_table(i, plane);
     int present = tab.nsym;
     if constexpr (kStreamed) enc.write_head(head, tab);
     MPIZIP_PROF_MARK(2);
     uint32_t x, pos;
     const auto encode = [&] { return kStreamed ? enc.encode_streamed(it, plane, k, n, x, pos) : enc.encode(n, x, pos); };
     if (!encode()) {
-      // Words past the slack: the symbols again, and the flat table, whose words always fit.
-      if constexpr (!kStreamed) enc.split(it, plane, k, n, false, false);
-      tab = enc.build_flat();
-      present = tab.nsym;
-      if constexpr (kStreamed) enc.write_head(head, tab);
-      if (!encode()) {
+      // Words past the slack: the symbols again, and the flat table, whose words always fit. A
+      // SHARED_TABLE launch (blocks of at most 4096 symbols, their words under the proven bound:
+      // words_top) never gets here; if it did, the block could not change table.
+      bool recoded = false;
+      if (!p.counts) {
+        if constexpr (!kStreamed) enc.split(it, plane, k, n, false, false);
+        tab = enc.build_flat();
+        present = tab.nsym;
+        if constexpr (kStreamed) enc.write_head(head, tab);
+        recoded = encode();
+      }
+      if (!recoded) {
         if (lane == 0) scan::record_error(p.state, i, static_cast<int32_t>(Status::kInternal));
         pos = top;
       }
     }
-    const uint32_t hb = static_cast<uint32_t>(format::align_up(32 + 2 * present, 4)) + 128;
+    const uint32_t hb = (p.counts ? 0 : static_cast<uint32_t>(format::block_table_bytes(present))) + 128;
     const uint32_t size = static_cast<uint32_t>(format::align_up(hb + (top - pos)));
     MPIZIP_PROF_MARK(3);
     if (lane == 0) scan::publish(p.entries, t, epoch, scan::kFlagAggregate, size);
@@ -840,7 +927,10 @@ __device__ void run(const Params& p, uint8_t* smem) {
 #endif
   }
   if (!scan::finish(p.state)) return;
-  // The last group: every other group's writes are visible. Checksums and statuses go out.
+  // The last group: every other group's writes are visible, and every group is done with the
+  // counts, which it leaves zero for the next launch. Checksums and statuses go out.
+  if (p.counts)
+    for (uint64_t w = lane; w < count_words_at(p.n, 0); w += lanes::kLanes) p.counts[w] = 0;
   for (int i = lane; i < p.n; i += lanes::kLanes) {
     const int32_t err = p.state->err[i];
     const Item& it = p.item[i];

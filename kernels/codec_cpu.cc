@@ -56,8 +56,8 @@ Status read_header(const void* src, uint64_t src_bytes, StreamInfo* info) {
   if (src_bytes < format::kHeaderBytes) return Status::kCorruptStream;
   format::Header h;
   std::memcpy(&h, src, sizeof h);
-  if (std::memcmp(h.magic, format::kMagic, 4) != 0 || h.version != format::kVersion ||
-      !format::dtype_valid(h.dtype) || (h.flags & ~(format::kFlagChecksum | format::kFlagStored)) ||
+  if (std::memcmp(h.magic, format::kMagic, 4) != 0 || !format::version_flags_valid(h.version, h.flags) ||
+      !format::dtype_valid(h.dtype) ||
       h.log2_block < format::kMinLog2Block || h.log2_block > format::kMaxLog2Block ||
       h.prob_bits < format::kMinProbBits || h.prob_bits > format::kMaxProbBits)
     return Status::kCorruptStream;

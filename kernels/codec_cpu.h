@@ -13,18 +13,30 @@
 
 namespace mpizip::kernels::cpu {
 
+// EncodeOptions::table: where the frequency tables go (docs/FORMAT.md, "Plane tables").
+// Auto: one table per symbol plane when blocks hold at most 1 << kMaxSharedLog2Block symbols,
+// where a block's own table is a large share of the block; one per block otherwise.
+inline constexpr int kTableAuto = 0;
+// One table in each block: a version 1 stream.
+inline constexpr int kTablePerBlock = 1;
+// One table per symbol plane for the whole stream: SHARED_TABLE, version 2. Costs one more pass
+// over the input, to count the symbols.
+inline constexpr int kTableShared = 2;
+inline constexpr int kMaxSharedLog2Block = 12;
+
 struct EncodeOptions {
-  int log2_block = 0;     // symbols per block, 10..16; 0: chosen from the count
-  int prob_bits = 0;      // ANS precision, 9..15; 0: the default (chosen by measurement)
-  bool checksum = false;  // set the CHECKSUM flag and store the checksum of the original data
-  int threads = 0;        // worker threads; 0: hardware concurrency for large inputs, 1 for small
+  int log2_block = 0;      // symbols per block, 10..16; 0: chosen from the count
+  int prob_bits = 0;       // ANS precision, 9..15; 0: the default (chosen by measurement)
+  bool checksum = false;   // set the CHECKSUM flag and store the checksum of the original data
+  int threads = 0;         // worker threads; 0: hardware concurrency for large inputs, 1 for small
+  int table = kTableAuto;  // kTableAuto, kTablePerBlock or kTableShared
 };
 
 // What a stream's header says (read_header). Fields are those of docs/FORMAT.md.
 struct StreamInfo {
   format::DType dtype;
   uint64_t count;       // elements
-  uint8_t flags;        // format::Flags
+  uint8_t flags;        // format::Flags (kFlagSharedTable: a version 2 stream)
   int log2_block;
   int prob_bits;
   uint64_t raw_bytes;   // 0 for a STORED stream

@@ -10,6 +10,7 @@
 
 #include "kernels/ans_decode.cuh"
 #include "kernels/ans_encode.cuh"
+#include "kernels/count_stage.cuh"
 #include "kernels/launch.h"
 #include "kernels/split_stage.cuh"
 #include "src/platform/gpu.h"
@@ -115,6 +116,36 @@ __global__ void __launch_bounds__(kSplitThreads) split_kernel(const split::Stage
   split::run_stage<T, kAligned>(p);
 }
 
+template <DType T, bool kAligned>
+__global__ void __launch_bounds__(count::kThreads) count_kernel(const MPIZIP_GRID_CONSTANT count::Params p) {
+  count::run<T, kAligned>(p);
+}
+
+// The workspace: launch state, the count stage's counts, then the encoder's look-back entries and
+// the streamed instantiation's slots.
+constexpr uint64_t kCountsAt = scan::kStateBytes;
+constexpr uint64_t kEntriesAt = kCountsAt + encode::kCountsBytes;
+// The encoder's launch after a count stage: a programmatic dependent launch where CUDA has it (the
+// encoder starts while the count stage runs and waits for it inside, encode::count_stage_done),
+// else an ordinary one.
+gpuError_t launch_after_count(const void* k, int grid, void** args, uint32_t smem, gpuStream_t stream) {
+#if defined(MPIZIP_HIP) || defined(__HIPCC__)
+  return gpuLaunchKernel(k, dim3(grid), dim3(kEncThreads), args, smem, stream);
+#else
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(kEncThreads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelExC(&cfg, k, args);
+#endif
+}
+
 // The encoder's CTAs for `work` CTAs' worth of blocks when at most `grid` are resident: as many
 // waves as `grid` gives, each of equal size (2048 blocks on 1452 slots: two waves of 1024, each
 // block at the latency of a multiprocessor holding 7.8 groups, not 11). A block's latency grows
@@ -140,7 +171,8 @@ uint64_t tickets(DType t, uint64_t count, int lb) {
 bool options_valid(const EncodeOptions& opt) {
   return (opt.log2_block == 0 || (opt.log2_block >= format::kMinLog2Block && opt.log2_block <= format::kMaxLog2Block)) &&
          (opt.prob_bits == 0 || (opt.prob_bits >= format::kMinProbBits && opt.prob_bits <= kMaxGpuProbBits)) &&
-         opt.max_ctas >= 0 && opt.encoder >= 0 && opt.encoder <= 4;
+         opt.max_ctas >= 0 && opt.encoder >= 0 && opt.encoder <= 4 && opt.table >= kTableAuto &&
+         opt.table <= kTableShared && !(opt.table == kTableShared && opt.log2_block > kMaxSharedLog2Block);
 }
 
 Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uint64_t workspace_bytes,
@@ -160,6 +192,10 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
   p.log2_block = resolve_log2_block(t, max_count, opt);
   p.prob_bits = resolve_prob_bits(opt);
   p.checksum = opt.checksum;
+  const bool shared = resolve_shared_table(t, max_count, opt);
+  // The streamed instantiation keeps tables per block; larger blocks than kMaxSharedLog2Block may
+  // need the flat-table fallback, which a shared table cannot take.
+  if (shared && (opt.encoder == 4 || p.log2_block > kMaxSharedLog2Block)) return Status::kInvalidArgument;
   bool aligned = true;
   uint64_t total = 0;
   for (int i = 0; i < n; ++i) {
@@ -170,13 +206,14 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
     total += tickets(t, b.count, p.log2_block);
     aligned = aligned && aligned16(b.src) && aligned16(b.dst);
   }
-  if (total >= (uint64_t{1} << 31) || workspace_bytes < scan::kStateBytes + 8 * total) return Status::kInvalidArgument;
+  if (total >= (uint64_t{1} << 31) || workspace_bytes < kEntriesAt + 8 * total) return Status::kInvalidArgument;
   p.first[n] = static_cast<uint32_t>(total);
   p.state = static_cast<scan::State*>(workspace);
-  p.entries = reinterpret_cast<uint64_t*>(static_cast<uint8_t*>(workspace) + scan::kStateBytes);
+  p.entries = reinterpret_cast<uint64_t*>(static_cast<uint8_t*>(workspace) + kEntriesAt);
+  p.counts = shared ? reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(workspace) + kCountsAt) : nullptr;
   p.results = results;
   // The rest of the workspace, after this launch's entries: the streamed instantiation's slots.
-  const uint64_t scratch_at = format::align_up(scan::kStateBytes + 8 * total, kScratchAlign);
+  const uint64_t scratch_at = format::align_up(kEntriesAt + 8 * total, kScratchAlign);
   p.slot_bytes = encode::stream_slot_bytes(p.log2_block, p.prob_bits);
   p.scratch = static_cast<uint8_t*>(workspace) + scratch_at;
   const uint64_t slots = workspace_bytes > scratch_at ? (workspace_bytes - scratch_at) / p.slot_bytes : 0;
@@ -209,7 +246,7 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
     // (the streamed one last: only where the workspace holds a slot for each of its groups, and
     // not for fp64, whose two planes each read the input twice, 4 bytes an element more than the
     // shared-memory ones: 1.08-1.16x their time from 64 MiB, kernels/NOTES-codec-gpu.md, v13).
-    const uint64_t stream_ctas = slots / kEncGroups;
+    const uint64_t stream_ctas = shared ? 0 : slots / kEncGroups;
     int best = 0, grids[4] = {0, 0, 0, 0};
     for (int v = 0; v < 4; ++v) {
       const bool streamed = v == 3;
@@ -227,8 +264,31 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
     const uint32_t smem_best = best == 3 ? stream_smem : smem;
     const void* k = kernels[best];
     const int grid = equal_waves(work, grids[best]);
+    if (shared) {
+      // The count stage first, on the same stream: the plane tables come from its counts.
+      count::Params cp{};
+      uint64_t max_chunks = 0;
+      for (int i = 0; i < n; ++i) {
+        cp.item[i] = p.item[i];
+        max_chunks = std::max(max_chunks, (buffers[i].count * format::elem_bytes(t) + 15) / 16);
+      }
+      cp.n = n, cp.stored = p.stored, cp.counts = p.counts;
+      const void* ck = aligned ? (const void*)count_kernel<T, true> : (const void*)count_kernel<T, false>;
+      int resident = 0;
+      MPIZIP_CHECK(resident_ctas(ck, count::kThreads, 0, 0, &resident));
+      const uint64_t per_cta = uint64_t{count::kThreads} * count::kChunksPerThread;
+      const int cgrid = grid_for((max_chunks + per_cta - 1) / per_cta, resident, opt.max_ctas);
+      void* cargs[] = {&cp};
+      MPIZIP_GPU_CHECK(gpuLaunchKernel(ck, dim3(std::max(cgrid, 1), n), dim3(count::kThreads), cargs, 0,
+                                       static_cast<gpuStream_t>(stream)));
+    }
     void* args[] = {&p};
-    MPIZIP_GPU_CHECK(gpuLaunchKernel(k, dim3(grid), dim3(kEncThreads), args, smem_best, static_cast<gpuStream_t>(stream)));
+    const gpuError_t launched =
+        shared ? launch_after_count(k, grid, args, smem_best, static_cast<gpuStream_t>(stream))
+               : gpuLaunchKernel(k, dim3(grid), dim3(kEncThreads), args, smem_best, static_cast<gpuStream_t>(stream));
+    // A count stage whose encoder did not start leaves its counts: zero them for the next launch.
+    if (launched != gpuSuccess && shared) (void)gpuMemsetAsync(p.counts, 0, encode::kCountsBytes, static_cast<gpuStream_t>(stream));
+    MPIZIP_GPU_CHECK(launched);
 #if MPIZIP_ENC_PROF
     encode::report_prof(static_cast<gpuStream_t>(stream), p.log2_block, total, grid);
 #endif
@@ -262,6 +322,14 @@ int resolve_log2_block(DType t, uint64_t count, const EncodeOptions& opt) {
 
 int resolve_prob_bits(const EncodeOptions& opt) { return opt.prob_bits ? opt.prob_bits : kDefaultProbBits; }
 
+bool resolve_shared_table(DType t, uint64_t count, const EncodeOptions& opt) {
+  if (opt.table == kTablePerBlock) return false;
+  // Measured (bf16 uniform, 1 MiB, 4096-symbol blocks): a block's own table costs ~1% of ratio
+  // (0.6473 against ~0.640 shared), fp16 and e4m3 ~2.5%; from 16384-symbol blocks 0.2-0.4%, less
+  // than the count pass costs in time there.
+  return opt.table == kTableShared || resolve_log2_block(t, count, opt) <= kMaxSharedLog2Block;
+}
+
 uint64_t workspace_bytes(DType t, uint64_t total_count) {
   const uint64_t blocks = format::planes(t) * (format::symbols_per_plane(t, total_count) / 1024 + kMaxBatch);
   // The streamed instantiation's scratch, where the launcher may take it (more blocks than
@@ -270,7 +338,7 @@ uint64_t workspace_bytes(DType t, uint64_t total_count) {
   const int lb = resolve_log2_block(t, total_count, EncodeOptions{});
   const uint64_t nblocks = format::total_blocks(t, total_count, lb) + kMaxBatch;
   const uint64_t groups = nblocks < kStreamMinBlocks ? 0 : std::min<uint64_t>(nblocks, kMaxStreamGroups);
-  return format::align_up(scan::kStateBytes + 8 * blocks, kScratchAlign) +
+  return format::align_up(kEntriesAt + 8 * blocks, kScratchAlign) +
          groups * encode::stream_slot_bytes(lb, kDefaultProbBits);
 }
 
@@ -285,8 +353,11 @@ Status split(DType t, const void* src, uint64_t count, void* dst, uint64_t dst_c
   if ((!src && count) || !dst || !format::dtype_valid(static_cast<uint8_t>(t)) || !options_valid(opt) ||
       count > (uint64_t{1} << 58))
     return Status::kInvalidArgument;
+  if (resolve_shared_table(t, count, opt) && resolve_log2_block(t, count, opt) > kMaxSharedLog2Block)
+    return Status::kInvalidArgument;
   split::StageParams p{static_cast<const uint8_t*>(src), count, static_cast<uint8_t*>(dst), dst_capacity,
-                       stored_form(t, count), resolve_log2_block(t, count, opt), resolve_prob_bits(opt), opt.checksum};
+                       stored_form(t, count), resolve_log2_block(t, count, opt), resolve_prob_bits(opt), opt.checksum,
+                       resolve_shared_table(t, count, opt)};
   const bool aligned = aligned16(src) && aligned16(dst);
   MPIZIP_CHECK(dispatch(t, [&](auto tag) -> Status {
     constexpr DType T = decltype(tag)::value;

@@ -43,7 +43,14 @@ struct EncodeOptions {
   // streamed one (kInvalidArgument when the workspace holds no scratch slot for it). The streams are
   // the same whichever runs; the tests force each so that all are checked on the same inputs.
   int encoder = 0;
+  // Frequency tables (docs/FORMAT.md): kTableAuto one table per symbol plane (SHARED_TABLE) where
+  // blocks have at most 4096 symbols (log2_block <= 12, every input below 2048 blocks of 16384) and
+  // one per block above; kTablePerBlock or kTableShared force one (kTableShared with log2_block > 12:
+  // kInvalidArgument). A shared table costs a count pass over the input before the encoder's launch.
+  int table = 0;
 };
+inline constexpr int kTableAuto = 0, kTablePerBlock = 1, kTableShared = 2;
+inline constexpr int kMaxSharedLog2Block = 12;
 
 // One buffer of a batched call. For compression `src` holds `count` elements and `dst` receives
 // the stream (`dst_capacity` bytes); for decompression `src` holds a stream of `src_bytes` bytes
@@ -62,10 +69,13 @@ uint64_t max_compressed_size(format::DType t, uint64_t count);
 // encode() of one stream must see the same options.
 int resolve_log2_block(format::DType t, uint64_t count, const EncodeOptions& opt);
 int resolve_prob_bits(const EncodeOptions& opt);
+// Whether the stream gets one table per plane (SHARED_TABLE), from opt.table and the block size.
+bool resolve_shared_table(format::DType t, uint64_t count, const EncodeOptions& opt);
 
 // Workspace for compressing or decompressing buffers of `total_count` elements altogether (the sum
-// over a batch): 1 KiB of launch state plus 8 bytes per block of the smallest block size (1024
-// symbols), at most 0.8% of the input (e5m2; bf16 0.4%) plus 4 KiB; then, for 1024 blocks or more,
+// over a batch): 1 KiB of launch state, 132 KiB of symbol counts (a SHARED_TABLE launch's, 2 KiB
+// per buffer and plane), 8 bytes per block of the smallest block size (1024 symbols), at most 0.8%
+// of the input (e5m2; bf16 0.4%) plus 4 KiB; then, for 1024 blocks or more,
 // the streamed encoder's scratch: a slot of ~1.13 bytes a symbol of a block for each block up to
 // 4096 (bf16 at 16384-symbol blocks: 56% of the input at 64 MiB, 72 MiB from 128 MiB). A smaller
 // workspace (not less than the first part) works: the launcher runs the streamed encoder on as

@@ -1,6 +1,8 @@
-// decompress(): validate the stream's structure (header, coded section, block table), then decode
-// each chunk's blocks and merge them with the raw bits straight into the destination.
+// decompress(): validate the stream's structure (header, coded section, plane tables of a
+// SHARED_TABLE stream, block table), then decode each chunk's blocks and merge them with the raw
+// bits straight into the destination.
 #include <atomic>
+#include <bit>
 #include <memory>
 
 #include "kernels/ans_cpu.h"
@@ -14,6 +16,40 @@ inline uint64_t load64(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
   return v;
+}
+
+// Reads and checks a SHARED_TABLE stream's plane tables (docs/FORMAT.md, "Plane tables"): each
+// inside the coded section, its frequencies those of its bitmap, each 1..M, summing to M. On
+// success, freqs[plane][symbol] holds them (0: absent) and the layout's data offset is set past
+// them.
+Status read_plane_tables(Layout* lay, const uint8_t* src, uint64_t src_bytes, uint32_t (*freqs)[256]) {
+  if (src_bytes < lay->coded_off + format::kCodedHeaderBytes) return Status::kCorruptStream;
+  const uint64_t coded_bytes = load64(src + lay->coded_off);
+  if (coded_bytes > src_bytes - lay->coded_off) return Status::kCorruptStream;
+  const uint32_t m = 1u << lay->prob_bits;
+  uint64_t at = lay->tables_off - lay->coded_off;  // from the start of the coded section
+  for (int p = 0; p < lay->planes; ++p) {
+    if (coded_bytes < at || coded_bytes - at < format::kBitmapBytes) return Status::kCorruptStream;
+    const uint8_t* table = src + lay->coded_off + at;
+    uint32_t nsym = 0;
+    for (size_t i = 0; i < format::kBitmapBytes; ++i) nsym += std::popcount(table[i]);
+    const uint64_t size = format::shared_table_bytes(nsym);
+    if (coded_bytes - at < size) return Status::kCorruptStream;
+    uint32_t sum = 0, k = 0;
+    for (int s = 0; s < 256; ++s) {
+      freqs[p][s] = 0;
+      if (!(table[s / 8] >> (s % 8) & 1)) continue;
+      uint16_t f;
+      std::memcpy(&f, table + format::kBitmapBytes + 2 * k++, 2);
+      if (f == 0 || f > m - sum) return Status::kCorruptStream;  // zero, or the sum would pass M
+      freqs[p][s] = f;
+      sum += f;
+    }
+    if (sum != m) return Status::kCorruptStream;
+    at += size;
+  }
+  lay->set_tables(lay->coded_off + at - lay->tables_off);
+  return Status::kOk;
 }
 
 // Reads and checks the coded section's header and block table: ends non-decreasing, multiples of
@@ -40,10 +76,12 @@ Status read_block_table(const Layout& lay, const uint8_t* src, uint64_t src_byte
 }
 
 // Decodes chunks [begin, end); returns the first error, and adds the checksum terms of the output.
-Status decode_range(const Layout& lay, const uint8_t* src, const uint64_t* ends, uint8_t* dst,
-                    bool checksum, uint64_t begin, uint64_t end, const std::atomic<bool>& failed,
-                    uint64_t* sum) {
-  ans::BlockDecoder dec;
+// tables[p]: plane p's frequencies in a SHARED_TABLE stream, null otherwise.
+Status decode_range(const Layout& lay, const uint8_t* src, const uint64_t* ends,
+                    const uint32_t* const tables[2], uint8_t* dst, bool checksum, uint64_t begin,
+                    uint64_t end, const std::atomic<bool>& failed, uint64_t* sum) {
+  // One decoder per plane, so that each builds its plane's decoding tables once.
+  ans::BlockDecoder dec[2];
   std::unique_ptr<uint8_t[]> symbuf(new uint8_t[2 * lay.block_symbols()]);
   uint8_t* sym[2] = {symbuf.get(), symbuf.get() + lay.block_symbols()};
   const uint8_t* raw[2] = {src + lay.raw_off(0), src + lay.raw_off(1)};
@@ -53,8 +91,8 @@ Status decode_range(const Layout& lay, const uint8_t* src, const uint64_t* ends,
     for (int p = 0; p < lay.planes; ++p) {
       uint64_t k = p * lay.blocks_per_plane + j;
       uint64_t start = k ? ends[k - 1] : 0;
-      MPIZIP_CHECK(dec.decode(src + lay.data_off + start, ends[k] - start, lay.prob_bits,
-                              lay.symbols_in(j), sym[p]));
+      MPIZIP_CHECK(dec[p].decode(src + lay.data_off + start, ends[k] - start, lay.prob_bits,
+                                 lay.symbols_in(j), sym[p], tables[p]));
     }
     Chunk c = lay.chunk(j);
     merge_chunk(lay.t, raw, sym, c, dst);
@@ -83,8 +121,15 @@ Status decompress(const void* src_v, uint64_t src_bytes, void* dst_v, uint64_t d
     return Status::kOk;
   }
 
-  const Layout lay(info.dtype, info.count, info.log2_block, info.prob_bits);
+  Layout lay(info.dtype, info.count, info.log2_block, info.prob_bits);
   const bool has_checksum = info.flags & format::kFlagChecksum;
+  uint32_t freqs[2][256];
+  const uint32_t* tables[2] = {nullptr, nullptr};
+  if (info.flags & format::kFlagSharedTable) {
+    MPIZIP_CHECK(read_plane_tables(&lay, src, src_bytes, freqs));
+    tables[0] = freqs[0];
+    tables[1] = freqs[1];
+  }
   std::vector<uint64_t> ends;
   uint64_t stored_sum = 0;
   MPIZIP_CHECK(read_block_table(lay, src, src_bytes, has_checksum, &ends, &stored_sum));
@@ -94,7 +139,7 @@ Status decompress(const void* src_v, uint64_t src_bytes, void* dst_v, uint64_t d
   std::vector<uint64_t> sums(t, 0);
   std::atomic<bool> failed{false};
   run_workers(t, lay.blocks_per_plane, [&](int w, uint64_t b, uint64_t e) {
-    status[w] = decode_range(lay, src, ends.data(), dst, has_checksum, b, e, failed, &sums[w]);
+    status[w] = decode_range(lay, src, ends.data(), tables, dst, has_checksum, b, e, failed, &sums[w]);
     if (status[w] != Status::kOk) failed.store(true, std::memory_order_relaxed);
   });
   uint64_t sum = 0;

@@ -78,6 +78,7 @@ struct Slot {
   const uint8_t* src = nullptr;
   const uint8_t* coded = nullptr;
   uint64_t data_off = 0, limit = 0, nbe = 0;
+  const uint8_t* tbl[2] = {nullptr, nullptr};  // a SHARED_TABLE stream's plane tables
   int lb = format::kMinLog2Block, pb = 0;
   bool decoding = false;  // a valid coded stream whose blocks have all opened and closed so far
 
@@ -91,7 +92,7 @@ struct Slot {
       const uint64_t b0 = bi ? bytes::ld64<true>(coded + 16 + 8 * (bi - 1)) : 0;
       const uint64_t b1 = bytes::ld64<true>(coded + 16 + 8 * bi);
       ok = ok && !(b0 % 16) && !(b1 % 16) && b0 <= b1 && b1 <= limit && (bi != nblocks - 1 || b1 == limit) &&
-           pl[q].open(src + data_off + b0, b1 - b0, pb);
+           pl[q].open(tbl[q], src + data_off + b0, b1 - b0, pb);
     }
     return ok;
   }
@@ -205,6 +206,8 @@ __device__ void run(const Params& p, uint8_t* smem) {
       s.lb = si.lb = st.lb, s.pb = st.pb;
       si.checksum = (st.flags & format::kFlagChecksum) != 0;
       s.data_off = st.data_off;
+#pragma unroll
+      for (int q = 0; q < kPlanes; ++q) s.tbl[q] = st.tbl[q] ? it.src + st.tbl[q] : nullptr;
       s.coded = it.src + st.co;
       s.limit = st.coded_bytes - (st.data_off - st.co);
       s.nbe = format::blocks_per_plane(T, st.count, st.lb);

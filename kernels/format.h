@@ -1,4 +1,4 @@
-// The MPIZip compressed stream format, version 1 (docs/FORMAT.md), as constants and pure functions
+// The MPIZip compressed stream format, versions 1 and 2 (docs/FORMAT.md), as constants and pure functions
 // shared by the CPU reference codec and the GPU codec. Host and device code; no CUDA dependency.
 #pragma once
 
@@ -24,7 +24,11 @@ enum class DType : uint8_t {
 };
 
 inline constexpr uint8_t kMagic[4] = {'M', 'P', 'Z', '1'};
+// Version 1: every block carries its own table. Version 2 adds the SHARED_TABLE flag (one table
+// per symbol plane for the whole stream); a stream without it is written as version 1, byte for
+// byte what version 1 always was, so that decoders of version 1 still read it.
 inline constexpr uint8_t kVersion = 1;
+inline constexpr uint8_t kVersionShared = 2;
 inline constexpr size_t kHeaderBytes = 32;
 inline constexpr size_t kCodedHeaderBytes = 16;  // coded_bytes + checksum
 inline constexpr size_t kAlign = 16;
@@ -39,7 +43,22 @@ inline constexpr size_t kBitmapBytes = 32;
 enum Flags : uint8_t {
   kFlagChecksum = 1u << 0,
   kFlagStored = 1u << 1,
+  kFlagSharedTable = 1u << 2,  // version 2 only, never with kFlagStored
 };
+
+// The version a stream with these flags is written as.
+MPIZIP_HD constexpr uint8_t version_for(uint8_t flags) {
+  return (flags & kFlagSharedTable) ? kVersionShared : kVersion;
+}
+// Whether a header's version and flags go together (unknown bits, SHARED_TABLE outside version 2,
+// SHARED_TABLE with STORED are all invalid).
+MPIZIP_HD constexpr bool version_flags_valid(uint8_t version, uint8_t flags) {
+  if (version == kVersion) return (flags & ~(kFlagChecksum | kFlagStored)) == 0;
+  if (version == kVersionShared)
+    return (flags & ~(kFlagChecksum | kFlagStored | kFlagSharedTable)) == 0 && (flags & kFlagSharedTable) &&
+           !(flags & kFlagStored);
+  return false;
+}
 
 // The 32-byte header, byte for byte (little-endian hosts only; all supported targets are).
 struct Header {
@@ -119,10 +138,18 @@ MPIZIP_HD constexpr uint64_t block_data_offset(DType t, uint64_t count, int log2
   return align_up(kCodedHeaderBytes + 8 * total_blocks(t, count, log2_block));
 }
 
-// Largest possible coded block of n symbols.
+// Largest possible coded block of n symbols (with its own table; a block of a SHARED_TABLE stream
+// is smaller by its table).
 MPIZIP_HD constexpr uint64_t max_block_bytes(uint64_t n) {
   return align_up(kBitmapBytes + 2 * 256 + 4 + 4 * kLanes + 2 * n);
 }
+
+// A table of `nsym` present symbols (bitmap and frequencies): its bytes in a block's head (padded
+// to 4, states follow) and as a SHARED_TABLE stream's plane table (padded to 16).
+MPIZIP_HD constexpr uint64_t block_table_bytes(uint32_t nsym) { return align_up(kBitmapBytes + 2 * nsym, 4); }
+MPIZIP_HD constexpr uint64_t shared_table_bytes(uint32_t nsym) { return align_up(kBitmapBytes + 2 * nsym); }
+// The largest plane table, and the most all of a stream's plane tables take.
+inline constexpr uint64_t kMaxSharedTableBytes = shared_table_bytes(256);
 
 // Upper bound of a whole stream (coded or STORED) for count elements at a given block size.
 MPIZIP_HD constexpr uint64_t max_stream_bytes(DType t, uint64_t count, int log2_block) {
@@ -130,7 +157,8 @@ MPIZIP_HD constexpr uint64_t max_stream_bytes(DType t, uint64_t count, int log2_
   uint64_t b = uint64_t{1} << log2_block;
   uint64_t full = nsym >> log2_block, rest = nsym & (b - 1);
   uint64_t per_plane = full * max_block_bytes(b) + (rest ? max_block_bytes(rest) : 0);
-  uint64_t coded = block_data_offset(t, count, log2_block) + planes(t) * per_plane;
+  // A SHARED_TABLE stream's blocks are smaller than these; its plane tables are counted on top.
+  uint64_t coded = block_data_offset(t, count, log2_block) + planes(t) * (per_plane + kMaxSharedTableBytes);
   uint64_t packed = kHeaderBytes + raw_bytes(t, count) + coded;
   uint64_t stored = kHeaderBytes + count * elem_bytes(t);
   return packed > stored ? packed : stored;

@@ -2,7 +2,8 @@
 # kernels' instantiations in codec_gpu.cu (the streamed encoder's: encode_stream.cu; decoding fused
 # with the reduce: decode_fold.cu); device templates, one role per file, in *.cuh.
 noinst_HEADERS += kernels/codec_gpu.h kernels/ans_decode.cuh kernels/ans_encode.cuh kernels/ans_table.cuh \
-	kernels/bytes.cuh kernels/lanes.cuh kernels/scan_state.cuh kernels/split.cuh kernels/split_stage.cuh kernels/decode_fold.cuh \
+	kernels/bytes.cuh kernels/lanes.cuh kernels/scan_state.cuh kernels/split.cuh kernels/split_stage.cuh kernels/count_stage.cuh \
+	kernels/decode_fold.cuh \
 	kernels/launch.h
 EXTRA_DIST += kernels/NOTES-codec-gpu.md
 if HAVE_CUDA

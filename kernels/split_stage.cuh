@@ -21,6 +21,7 @@ struct StageParams {
   bool stored;
   int log2_block, prob_bits;
   bool checksum;
+  bool shared;  // the stream gets one table per plane (SHARED_TABLE)
 };
 
 template <format::DType T, bool kAligned>
@@ -38,7 +39,7 @@ __device__ void run_stage(const StageParams& p) {
   }
   if (format::coded_offset(T, p.count) > p.cap) return;
   if (lane_id < lanes::kLanes) {
-    encode::write_header(p.dst, T, p.count, p.checksum ? format::kFlagChecksum : 0, p.log2_block, p.prob_bits,
+    encode::write_header(p.dst, T, p.count, encode::coded_flags(p.checksum, p.shared), p.log2_block, p.prob_bits,
                          format::raw_bytes(T, p.count));
     zero_raw_padding<T>(p.dst, p.count, static_cast<int>(lane_id));
   }

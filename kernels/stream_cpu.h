@@ -22,7 +22,8 @@ struct Layout {
         nblocks(format::total_blocks(type, n, log2_b)),
         planes(format::planes(type)),
         coded_off(format::coded_offset(type, n)),
-        data_off(coded_off + format::block_data_offset(type, n, log2_b)) {}
+        tables_off(coded_off + format::block_data_offset(type, n, log2_b)),
+        data_off(tables_off) {}
 
   format::DType t;
   uint64_t count;  // elements
@@ -33,7 +34,14 @@ struct Layout {
   uint64_t nblocks;           // all planes
   int planes;
   uint64_t coded_off;  // from the start of the stream
-  uint64_t data_off;   // first block, from the start of the stream
+  // From the start of the stream: where a SHARED_TABLE stream's plane tables start (the block
+  // table's end, padded), and the first block, which follows them (set_tables) or, without them,
+  // is at tables_off.
+  uint64_t tables_off;
+  uint64_t data_off;
+
+  // Makes this the layout of a SHARED_TABLE stream whose plane tables take `bytes` in all.
+  void set_tables(uint64_t bytes) { data_off = tables_off + bytes; }
 
   uint64_t block_symbols() const { return uint64_t{1} << log2_block; }
   // Symbols in block j of any plane.

@@ -3,10 +3,12 @@
 // and speed in GB/s of original data (10^9 bytes/s). Every timed round trip is checked bit-exact.
 //
 //   codec [--types=bf16,fp16,fp32,fp64,e4m3,e5m2] [--data=uniform,normal,real,constant]
-//         [--min=256K] [--max=1G] [--log2-block=N] [--max-ctas=N] [--encoder=N] [--json=FILE] [--commit=SHA]
+//         [--min=256K] [--max=1G] [--log2-block=N] [--max-ctas=N] [--encoder=N] [--table=auto|block|shared]
+//         [--json=FILE] [--commit=SHA]
 //
 // --encoder forces one of the encoder's instantiations (1 wide, 2 middle, 3 narrow, 4 streamed; 0, the
 // default: the launcher's choice), to time each against the others in one run.
+// --table forces one table form (auto: the launcher's, shared where blocks have at most 4096 symbols).
 // Data are generated on the GPU: uniform U[-1,1] and normal N(0,1) drawn in fp32 (a counter-based
 // hash, so any prefix of a large buffer is the smaller buffer), then cast with CUDA's conversions;
 // real: the trained fp32 weights of MPIZIP_REAL_WEIGHTS (default .data/real_fp32.bin), cast and
@@ -93,7 +95,7 @@ struct Options {
   std::vector<std::string> types{"bf16", "fp16", "fp32", "fp64", "e4m3", "e5m2"};
   std::vector<std::string> data{"uniform", "normal", "real", "constant"};
   uint64_t min = 256 * 1024, max = uint64_t{1} << 30;
-  int log2_block = 0, max_ctas = 0, encoder = 0;
+  int log2_block = 0, max_ctas = 0, encoder = 0, table = 0;
   std::string json, commit = "unknown";
 };
 
@@ -112,11 +114,16 @@ Options parse(int argc, char** argv) {
     else if (const char* v = val("--log2-block=")) o.log2_block = std::atoi(v);
     else if (const char* v = val("--max-ctas=")) o.max_ctas = std::atoi(v);
     else if (const char* v = val("--encoder=")) o.encoder = std::atoi(v);
+    else if (const char* v = val("--table=")) {
+      const std::string t = v;
+      o.table = t == "block" ? 1 : t == "shared" ? 2 : 0;
+    }
     else if (const char* v = val("--json=")) o.json = v;
     else if (const char* v = val("--commit=")) o.commit = v;
     else {
       std::fprintf(stderr, "usage: %s [--types=..] [--data=..] [--min=256K] [--max=1G] [--log2-block=N] "
-                           "[--max-ctas=N] [--encoder=0-4] [--json=FILE] [--commit=SHA]\n", argv[0]);
+                           "[--max-ctas=N] [--encoder=0-4] [--table=auto|block|shared] [--json=FILE] [--commit=SHA]\n",
+                           argv[0]);
       std::exit(2);
     }
   }
@@ -188,6 +195,7 @@ class Bench {
       opt.log2_block = o_.log2_block;
       opt.max_ctas = o_.max_ctas;
       opt.encoder = o_.encoder;
+      opt.table = o_.table;
       std::vector<float> ct, dt;
       uint64_t size = 0;
       bool ok = true;

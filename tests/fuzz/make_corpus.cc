@@ -2,7 +2,7 @@
 // fuzzer then mutates.
 //   make_corpus TARGET DIR
 // decode:       small streams of every element type and precision, with and without checksum,
-//               coded and STORED.
+//               coded (one table per block, and SHARED_TABLE) and STORED.
 // match_header: match messages of every form (compact, inline raw and compressed, bulk, split,
 //               bulk from device memory, chunked) with the payload the receiver's transport serves.
 // hello:        the allreduce's hellos, agreeing with the target's own and not.
@@ -235,16 +235,21 @@ int main(int argc, char** argv) {
       }
       for (int pb : {9, 12, 15}) {
         for (int checksum = 0; checksum < 2; ++checksum) {
-          cpu::EncodeOptions opt;
-          opt.log2_block = 10;
-          opt.prob_bits = pb;
-          opt.checksum = checksum;
-          std::vector<uint8_t> s(cpu::max_compressed_size(dtype, count));
-          uint64_t written = 0;
-          if (cpu::compress(dtype, data.data(), count, s.data(), s.size(), &written, opt) != mpizip::Status::kOk)
-            return 1;
-          s.resize(written);
-          if (!write_seed(s)) return 1;
+          // Per-block tables at every precision; plane tables (SHARED_TABLE) at the default one.
+          for (int table : {cpu::kTablePerBlock, cpu::kTableShared}) {
+            if (table == cpu::kTableShared && pb != 12) continue;
+            cpu::EncodeOptions opt;
+            opt.log2_block = 10;
+            opt.prob_bits = pb;
+            opt.checksum = checksum;
+            opt.table = table;
+            std::vector<uint8_t> s(cpu::max_compressed_size(dtype, count));
+            uint64_t written = 0;
+            if (cpu::compress(dtype, data.data(), count, s.data(), s.size(), &written, opt) != mpizip::Status::kOk)
+              return 1;
+            s.resize(written);
+            if (!write_seed(s)) return 1;
+          }
         }
       }
     }

@@ -1,7 +1,8 @@
 // The GPU codec against the CPU reference codec: bit-exact round trips GPU->GPU, GPU->CPU and
 // CPU->GPU over every 16-bit pattern, every fp8 pair, 10^8 random 32- and 64-bit patterns, sizes
-// around block boundaries up to 1 GiB, unaligned pointers, batches, split + encode, and thousands
-// of corrupted or truncated streams (which must be reported, never fault).
+// around block boundaries up to 1 GiB, unaligned pointers, batches, split + encode, both table
+// forms (one per block, one per plane: SHARED_TABLE), and thousands of corrupted or truncated
+// streams (which must be reported, never fault).
 //
 // Exits 77 (skipped) when no GPU is present. MPIZIP_GPU_TEST_QUICK=1 shrinks the large cases (for
 // compute-sanitizer runs).
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <utility>
 #include <vector>
@@ -28,6 +30,23 @@ namespace gpu = mpizip::kernels::gpu;
 namespace cpu = mpizip::kernels::cpu;
 
 constexpr DType kAll[] = {DType::kBf16, DType::kFp16, DType::kFp32, DType::kFp64, DType::kE4m3, DType::kE5m2};
+
+gpu::EncodeOptions opts(int lb, int enc = 0, int table = gpu::kTableAuto) {
+  gpu::EncodeOptions o;
+  o.log2_block = lb;
+  o.encoder = enc;
+  o.table = table;
+  return o;
+}
+// Encoder instantiations that can write a stream at this block size in this table form (the
+// streamed one keeps tables per block).
+std::vector<int> encoders_for(int lb, int table) {
+  const bool shared = table == gpu::kTableShared || (table == gpu::kTableAuto && lb <= gpu::kMaxSharedLog2Block);
+  return shared ? std::vector<int>{1, 2, 3} : std::vector<int>{1, 2, 3, 4};
+}
+bool header_shared(const std::vector<uint8_t>& s) {
+  return s.size() >= 32 && s[4] == mpizip::format::kVersionShared && (s[6] & mpizip::format::kFlagSharedTable);
+}
 
 bool quick() { return std::getenv("MPIZIP_GPU_TEST_QUICK") != nullptr; }
 
@@ -139,12 +158,13 @@ void round_trip(DType t, const void* data, uint64_t count, gpu::EncodeOptions op
   ASSERT_EQ(r.size, count);
   ASSERT_EQ(std::memcmp(out.data(), data, nb), 0);
   for (int i = 0; i < 16 - off_src; ++i) ASSERT_EQ(out[nb + i], 0x5A) << "write past the destination";
-  // CPU -> GPU, with the CPU's defaults (large blocks, prob_bits 12: the search path) and with the
-  // GPU's precision (the table path).
-  for (int pb : {0, 11}) {
+  // CPU -> GPU, with the CPU's defaults (large blocks, prob_bits 12: the search path), with the
+  // GPU's precision (the table path), and with one table per plane (SHARED_TABLE).
+  for (int pb : {0, 11, -1}) {
     cpu::EncodeOptions co;
-    co.prob_bits = pb;
+    co.prob_bits = pb < 0 ? 10 : pb;
     co.checksum = pb == 0;
+    if (pb < 0) co.log2_block = 12, co.table = cpu::kTableShared;
     std::vector<uint8_t> cs(cpu::max_compressed_size(t, count));
     uint64_t w = 0;
     ASSERT_EQ(cpu::compress(t, data, count, cs.data(), cs.size(), &w, co), Status::kOk);
@@ -201,7 +221,8 @@ TEST(CodecGpuRoundTrip, All16BitPatterns) {
   std::shuffle(v.begin(), v.end(), std::mt19937(1));
   for (DType t : {DType::kBf16, DType::kFp16})
     for (int lb : {10, 14})
-      for (int enc : {1, 2, 3, 4}) round_trip(t, v.data(), v.size(), {lb, 0, false, 0, enc});
+      for (int table : {gpu::kTablePerBlock, gpu::kTableAuto})
+        for (int enc : encoders_for(lb, table)) round_trip(t, v.data(), v.size(), opts(lb, enc, table));
 }
 
 TEST(CodecGpuRoundTrip, AllFp8BytePairs) {
@@ -209,10 +230,11 @@ TEST(CodecGpuRoundTrip, AllFp8BytePairs) {
   for (int i = 0; i < 65536; ++i) v[2 * i] = static_cast<uint8_t>(i), v[2 * i + 1] = static_cast<uint8_t>(i >> 8);
   for (DType t : {DType::kE4m3, DType::kE5m2})
     for (int lb : {10, 13})
-      for (int enc : {1, 2, 3, 4}) {
-        round_trip(t, v.data(), v.size(), {lb, 0, false, 0, enc});
-        round_trip(t, v.data(), v.size() - 1, {lb, 0, false, 0, enc});  // odd count: the last pair is completed with zero
-      }
+      for (int table : {gpu::kTablePerBlock, gpu::kTableAuto})
+        for (int enc : encoders_for(lb, table)) {
+          round_trip(t, v.data(), v.size(), opts(lb, enc, table));
+          round_trip(t, v.data(), v.size() - 1, opts(lb, enc, table));  // odd count: the last pair is completed with zero
+        }
 }
 
 // Random bit patterns hold every NaN payload, both zeros, infinities and subnormals.
@@ -238,9 +260,10 @@ TEST(CodecGpuRoundTrip, SpecialValues) {
 TEST(CodecGpuRoundTrip, SizesAroundBlockBoundaries) {
   for (DType t : kAll) {
     const auto v = realistic(t, 70000, 3);
-    for (uint64_t n : {0ull, 1ull, 2ull, 3ull, 7ull, 511ull, 513ull, 1023ull, 1024ull, 1025ull, 2049ull, 8191ull, 16384ull,
-                       16385ull, 40001ull, 65536ull, 65537ull, 70000ull})
-      round_trip(t, v.data(), n, {10, 0});
+    for (int table : {gpu::kTablePerBlock, gpu::kTableShared})
+      for (uint64_t n : {0ull, 1ull, 2ull, 3ull, 7ull, 511ull, 513ull, 1023ull, 1024ull, 1025ull, 2049ull, 8191ull,
+                         16384ull, 16385ull, 40001ull, 65536ull, 65537ull, 70000ull})
+        round_trip(t, v.data(), n, opts(10, 0, table));
     round_trip(t, v.data(), 70000);
   }
 }
@@ -249,7 +272,15 @@ TEST(CodecGpuRoundTrip, EveryBlockSizeAndPrecision) {
   for (DType t : kAll) {
     const auto v = realistic(t, 200001, 5);
     for (int lb = 10; lb <= 16; ++lb)
-      for (int pb = 9; pb <= 11; ++pb) round_trip(t, v.data(), 200001, {lb, pb});
+      for (int pb = 9; pb <= 11; ++pb) {
+        gpu::EncodeOptions o = opts(lb);
+        o.prob_bits = pb;
+        round_trip(t, v.data(), 200001, o);
+        if (lb <= gpu::kMaxSharedLog2Block) {
+          o.table = gpu::kTablePerBlock;
+          round_trip(t, v.data(), 200001, o);
+        }
+      }
   }
 }
 
@@ -269,6 +300,8 @@ TEST(CodecGpuRoundTrip, ConstantAndChecksum) {
   const auto v = realistic(DType::kBf16, 300000, 4);
   gpu::EncodeOptions o;
   o.checksum = true;
+  round_trip(DType::kBf16, v.data(), 300000, o);
+  o.table = gpu::kTablePerBlock;
   round_trip(DType::kBf16, v.data(), 300000, o);
 }
 
@@ -299,9 +332,11 @@ TEST(CodecGpuRoundTrip, OneGiB) {
 TEST(CodecGpuApi, SplitThenEncodeEqualsFused) {
   for (DType t : kAll) {
     const auto v = realistic(t, 100003, 2);
-    for (bool sum : {false, true}) {
+    for (int sum_table = 0; sum_table < 4; ++sum_table) {
+      const bool sum = sum_table & 1;
       gpu::EncodeOptions o;
       o.checksum = sum;
+      o.table = sum_table & 2 ? gpu::kTablePerBlock : gpu::kTableAuto;
       const auto a = gpu_compress(t, v.data(), 100003, o);
       const auto b = gpu_compress(t, v.data(), 100003, o, 0, 0, true);
       EXPECT_EQ(a, b);
@@ -318,15 +353,19 @@ TEST(CodecGpuApi, EveryEncoderInstantiationWritesTheSameStream) {
   for (DType t : kAll) {
     const int eb = static_cast<int>(mpizip::format::elem_bytes(t));
     const auto v = realistic(t, 300007, 12);
-    for (int lb : {12, 14})
+    for (int lb_table : {12 * 4 + gpu::kTableAuto, 12 * 4 + gpu::kTablePerBlock, 14 * 4 + gpu::kTableAuto})
       for (bool sum : {false, true})
         for (int off : {0, eb}) {
-          SCOPED_TRACE(testing::Message() << "dtype " << int(t) << " lb " << lb << " checksum " << sum << " offset " << off);
+          const int lb = lb_table / 4, table = lb_table % 4;
+          SCOPED_TRACE(testing::Message() << "dtype " << int(t) << " lb " << lb << " table " << table << " checksum " << sum
+                                          << " offset " << off);
           gpu::EncodeOptions o;
           o.log2_block = lb;
           o.checksum = sum;
+          o.table = table;
           const auto chosen = gpu_compress(t, v.data(), 300007, o, off, 0);
-          for (int enc : {1, 2, 3, 4}) {
+          EXPECT_EQ(header_shared(chosen), lb <= gpu::kMaxSharedLog2Block && table == gpu::kTableAuto);
+          for (int enc : encoders_for(lb, table)) {
             SCOPED_TRACE(testing::Message() << "encoder " << enc);
             o.encoder = enc;
             EXPECT_EQ(chosen, gpu_compress(t, v.data(), 300007, o, off, 0));
@@ -341,6 +380,11 @@ TEST(CodecGpuApi, EveryEncoderInstantiationWritesTheSameStream) {
   EXPECT_EQ(gpu::compress(DType::kBf16, src.get(), 10, dst.get(), 4096, g_env->ws.get(), g_env->ws.size(),
                           g_env->results(), bad, nullptr),
             Status::kInvalidArgument);
+  // A shared table with the streamed instantiation, or with blocks above 4096 symbols: refused.
+  for (const gpu::EncodeOptions& o : {opts(12, 4, gpu::kTableShared), opts(13, 0, gpu::kTableShared)})
+    EXPECT_EQ(gpu::compress(DType::kBf16, src.get(), 10, dst.get(), 4096, g_env->ws.get(), g_env->ws.size(),
+                            g_env->results(), o, nullptr),
+              Status::kInvalidArgument);
 }
 
 // Blocks whose words outgrow the space the encoder keeps for them fall back to the flat table
@@ -384,7 +428,9 @@ TEST(CodecGpuApi, EveryEncoderFallsBackOnTheSameBlocks) {
 // forced, it writes there (and so ran); with no room for a slot it is refused, while the launcher's
 // own choice then takes a shared-memory instantiation.
 TEST(CodecGpuApi, StreamedEncoderUsesTheWorkspaceScratch) {
-  constexpr uint64_t kCount = 300007, kWs = 4 << 20, kPoisonFrom = 64 << 10;
+  // The workspace: 1 KiB of state, 132 KiB of counts, the entries; the scratch from ~133.2 KiB.
+  // kSlotless holds the first three and no slot.
+  constexpr uint64_t kCount = 300007, kWs = 4 << 20, kPoisonFrom = 134 << 10, kSlotless = 140 << 10;
   const auto v = realistic(DType::kBf16, kCount, 12);
   const uint64_t cap = gpu::max_compressed_size(DType::kBf16, kCount);
   DevBuf src(2 * kCount), dst(cap), ws(kWs);
@@ -409,9 +455,8 @@ TEST(CodecGpuApi, StreamedEncoderUsesTheWorkspaceScratch) {
   auto [s1, touched1] = scratch_touched(1, kWs);
   EXPECT_EQ(s1, Status::kOk);
   EXPECT_EQ(touched1, 0u);
-  // 4 KiB: the state and the entries, no slot.
-  EXPECT_EQ(scratch_touched(4, 4096).first, Status::kInvalidArgument);
-  auto [s0, touched0] = scratch_touched(0, 4096);
+  EXPECT_EQ(scratch_touched(4, kSlotless).first, Status::kInvalidArgument);
+  auto [s0, touched0] = scratch_touched(0, kSlotless);
   EXPECT_EQ(s0, Status::kOk);
   EXPECT_EQ(touched0, 0u);
   EXPECT_EQ(g_env->read(1)[0].status, 0);
@@ -491,32 +536,95 @@ TEST(CodecGpuCorrupt, FlippedAndTruncatedStreams) {
   const int rounds = quick() ? 60 : 1500;
   std::mt19937 rng(5);
   for (DType t : {DType::kBf16, DType::kFp64, DType::kE5m2}) {
-    const uint64_t count = 20000;
-    const uint64_t nb = count * mpizip::format::elem_bytes(t);
-    const auto v = realistic(t, count, 12);
-    gpu::EncodeOptions o;
-    o.checksum = true;
-    o.log2_block = 10;
-    const auto s = gpu_compress(t, v.data(), count, o);
-    int detected = 0;
-    for (int r = 0; r < rounds; ++r) {
-      std::vector<uint8_t> c = s;
-      const int kind = r % 3;
-      if (kind == 0) {
-        c[rng() % c.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
-      } else if (kind == 1) {
-        for (int k = 0; k < 8; ++k) c[rng() % c.size()] = static_cast<uint8_t>(rng());
-      } else {
-        c.resize(rng() % c.size());
+    for (int table : {gpu::kTablePerBlock, gpu::kTableShared}) {
+      const uint64_t count = 20000;
+      const uint64_t nb = count * mpizip::format::elem_bytes(t);
+      const auto v = realistic(t, count, 12);
+      gpu::EncodeOptions o;
+      o.checksum = true;
+      o.log2_block = 10;
+      o.table = table;
+      const auto s = gpu_compress(t, v.data(), count, o);
+      EXPECT_EQ(header_shared(s), table == gpu::kTableShared);
+      int detected = 0;
+      for (int r = 0; r < rounds; ++r) {
+        std::vector<uint8_t> c = s;
+        const int kind = r % 3;
+        if (kind == 0) {
+          c[rng() % c.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+        } else if (kind == 1) {
+          for (int k = 0; k < 8; ++k) c[rng() % c.size()] = static_cast<uint8_t>(rng());
+        } else {
+          c.resize(rng() % c.size());
+        }
+        std::vector<uint8_t> out;
+        const gpu::DeviceResult res = gpu_decompress(t, c, nb, &out);
+        ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+        for (int i = 0; i < 16; ++i) ASSERT_EQ(out[nb + i], 0x5A) << "write past the destination";
+        if (res.status != 0) ++detected;
+        else EXPECT_EQ(std::memcmp(out.data(), v.data(), nb), 0) << "undetected corruption, round " << r;
       }
-      std::vector<uint8_t> out;
-      const gpu::DeviceResult res = gpu_decompress(t, c, nb, &out);
-      ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-      for (int i = 0; i < 16; ++i) ASSERT_EQ(out[nb + i], 0x5A) << "write past the destination";
-      if (res.status != 0) ++detected;
-      else EXPECT_EQ(std::memcmp(out.data(), v.data(), nb), 0) << "undetected corruption, round " << r;
+      EXPECT_GT(detected, rounds * 9 / 10);
     }
-    EXPECT_GT(detected, rounds * 9 / 10);
+  }
+}
+
+// One table per plane (SHARED_TABLE): taken where blocks have at most 4096 symbols, smaller than a
+// table per block, the same stream from run to run and from split + encode (the count stage's
+// counts start from zero every launch: the encoder's last group leaves them so), and in batches
+// each buffer's own tables.
+TEST(CodecGpuSharedTable, TakenSmallerAndRepeatable) {
+  constexpr uint64_t kCount = 1 << 19;  // 1 MiB of bf16 U[-1, 1]: 4096-symbol blocks
+  std::vector<uint16_t> v(kCount);
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& x : v) {
+    const float f = u(rng);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    x = static_cast<uint16_t>(b >> 16);
+  }
+  EXPECT_TRUE(gpu::resolve_shared_table(DType::kBf16, kCount, {}));
+  EXPECT_FALSE(gpu::resolve_shared_table(DType::kBf16, uint64_t{1} << 26, {}));
+  const auto shared = gpu_compress(DType::kBf16, v.data(), kCount);
+  const auto own = gpu_compress(DType::kBf16, v.data(), kCount, opts(0, 0, gpu::kTablePerBlock));
+  ASSERT_TRUE(header_shared(shared));
+  ASSERT_FALSE(header_shared(own));
+  EXPECT_EQ(own[4], mpizip::format::kVersion);
+  std::printf("bf16 U 1 MiB: shared table %zu bytes (ratio %.4f), a table per block %zu (%.4f)\n", shared.size(),
+              shared.size() / double(2 * kCount), own.size(), own.size() / double(2 * kCount));
+  EXPECT_LT(shared.size() + 2 * kCount / 200, own.size()) << "a shared table saves at least 0.5% here";
+  EXPECT_EQ(shared, gpu_compress(DType::kBf16, v.data(), kCount));
+  EXPECT_EQ(shared, gpu_compress(DType::kBf16, v.data(), kCount, {}, 0, 0, true));
+  round_trip(DType::kBf16, v.data(), kCount);
+  // Every count the launches used is zero again (the counts: 132 KiB after the 1 KiB of state).
+  std::vector<uint32_t> counts(135168 / 4);
+  cudaDeviceSynchronize();
+  cudaMemcpy(counts.data(), g_env->ws.get() + 1024, counts.size() * 4, cudaMemcpyDeviceToHost);
+  EXPECT_EQ(std::count(counts.begin(), counts.end(), 0u), static_cast<long>(counts.size()));
+  // A batch: each buffer its own counts and tables, each stream as the buffer compressed alone.
+  const uint64_t sizes[] = {kCount, 1, 300, kCount / 3, 0, 5000};
+  std::vector<std::unique_ptr<DevBuf>> src, dst;
+  std::vector<gpu::Buffer> cb;
+  for (uint64_t n : sizes) {
+    const uint64_t cap = gpu::max_compressed_size(DType::kBf16, n);
+    src.push_back(std::make_unique<DevBuf>(2 * n));
+    dst.push_back(std::make_unique<DevBuf>(cap));
+    cudaMemcpy(src.back()->get(), v.data() + cb.size() * 7, 2 * n, cudaMemcpyHostToDevice);
+    cb.push_back({src.back()->get(), n, dst.back()->get(), cap});
+  }
+  gpu::EncodeOptions o = opts(12);
+  ASSERT_EQ(gpu::compress_batch(DType::kBf16, cb.data(), static_cast<int>(cb.size()), g_env->ws.get(), g_env->ws.size(),
+                                g_env->results(), o, nullptr),
+            Status::kOk);
+  const auto rc = g_env->read(static_cast<int>(cb.size()));
+  for (size_t i = 0; i < cb.size(); ++i) {
+    SCOPED_TRACE(testing::Message() << "buffer " << i);
+    ASSERT_EQ(rc[i].status, 0);
+    std::vector<uint8_t> s(rc[i].size);
+    cudaMemcpy(s.data(), dst[i]->get(), s.size(), cudaMemcpyDeviceToHost);
+    EXPECT_EQ(s, gpu_compress(DType::kBf16, v.data() + i * 7, sizes[i], o));
+    EXPECT_EQ(header_shared(s), sizes[i] * 2 > 1024);  // tiny buffers are STORED
   }
 }
 

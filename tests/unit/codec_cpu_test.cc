@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -75,25 +76,30 @@ Bytes round_trip(DType t, const uint8_t* src, uint64_t count, const EncodeOption
 }
 
 bool is_stored(const Bytes& s) { return s[6] & format::kFlagStored; }
+bool is_shared(const Bytes& s) { return s[6] & format::kFlagSharedTable; }
 
 // ---------------------------------------------------------------------------------------------
 // A decoder written from the text of docs/FORMAT.md, lane by lane and without any of the codec's
 // code: it checks the encoder's word order and table layout, which a round trip alone cannot.
-bool spec_decode_block(const uint8_t* blk, uint64_t bytes, int pb, uint32_t n, uint8_t* out) {
+// table: a SHARED_TABLE stream's plane table (bitmap, then frequencies) the block is coded with;
+// null: the block starts with its own.
+bool spec_decode_block(const uint8_t* blk, uint64_t bytes, int pb, uint32_t n, uint8_t* out,
+                       const uint8_t* table = nullptr) {
   const uint32_t m = 1u << pb, low = 1u << 16;
+  const uint8_t* tab = table ? table : blk;
   uint32_t f[256] = {}, c[256] = {};
   int k = 0;
   uint32_t sum = 0;
   for (int s = 0; s < 256; ++s) {
-    if (!(blk[s / 8] & (1 << (s % 8)))) continue;
+    if (!(tab[s / 8] & (1 << (s % 8)))) continue;
     uint16_t v;
-    std::memcpy(&v, blk + 32 + 2 * k++, 2);
+    std::memcpy(&v, tab + 32 + 2 * k++, 2);
     f[s] = v;
     c[s] = sum;
     sum += v;
   }
   if (sum != m) return false;
-  uint64_t states = (32 + 2 * k + 3) / 4 * 4, words = states + 128;
+  uint64_t states = table ? 0 : (32 + 2 * k + 3) / 4 * 4, words = states + 128;
   uint32_t x[32];
   std::memcpy(x, blk + states, 128);
   uint64_t pos = 0;
@@ -133,14 +139,27 @@ void expect_spec_layout(DType t, const Bytes& s, const uint8_t* src, uint64_t co
   ASSERT_EQ(load64(s.data() + co), s.size() - co);
   const uint64_t nsym = format::symbols_per_plane(t, count), b = uint64_t{1} << lb;
   const uint64_t nblocks = format::total_blocks(t, count, lb);
-  const uint64_t data = co + format::block_data_offset(t, count, lb);
+  uint64_t data = co + format::block_data_offset(t, count, lb);
+  // SHARED_TABLE: one table per plane (bitmap, frequencies, padding to 16) before the blocks.
+  const uint8_t* tables[2] = {nullptr, nullptr};
+  if (is_shared(s)) {
+    ASSERT_EQ(s[4], 2);
+    for (int p = 0; p < format::planes(t); ++p) {
+      tables[p] = s.data() + data;
+      int k = 0;
+      for (int i = 0; i < 32; ++i) k += std::popcount(tables[p][i]);
+      data += (32 + 2 * k + 15) / 16 * 16;
+    }
+  } else {
+    ASSERT_EQ(s[4], 1);
+  }
   std::vector<Bytes> planes(format::planes(t), Bytes(nsym));
   uint64_t start = 0;
   for (uint64_t k = 0; k < nblocks; ++k) {
     uint64_t end = load64(s.data() + co + 16 + 8 * k);
     uint64_t j = k % format::blocks_per_plane(t, count, lb), p = k / format::blocks_per_plane(t, count, lb);
     uint32_t n = static_cast<uint32_t>(std::min(b, nsym - j * b));
-    ASSERT_TRUE(spec_decode_block(s.data() + data + start, end - start, pb, n, planes[p].data() + j * b))
+    ASSERT_TRUE(spec_decode_block(s.data() + data + start, end - start, pb, n, planes[p].data() + j * b, tables[p]))
         << "block " << k;
     start = end;
   }
@@ -171,16 +190,20 @@ void expect_spec_layout(DType t, const Bytes& s, const uint8_t* src, uint64_t co
 TEST(CodecCpuFormat, BlocksDecodeWithTheDocumentedAlgorithm) {
   for (DType t : kTypes) {
     for (int pb : {9, 12, 15}) {
-      SCOPED_TRACE(type_name(t));
-      // fp16 symbols carry 3 mantissa bits: blocks of 1024 would not pay for their table.
-      const int lb = t == DType::kFp16 ? 12 : 10;
-      uint64_t count = (uint64_t{3} << lb) + 77;
-      Bytes d = make_data(t, osub::DataKind::kNormal, count, 7);
-      EncodeOptions opt;
-      opt.log2_block = lb;
-      opt.prob_bits = pb;
-      Bytes s = round_trip(t, d.data(), count, opt);
-      expect_spec_layout(t, s, d.data(), count);
+      for (int table : {kTablePerBlock, kTableShared}) {
+        SCOPED_TRACE(type_name(t) + (table == kTableShared ? " shared" : " per block"));
+        // fp16 symbols carry 3 mantissa bits: blocks of 1024 would not pay for their table.
+        const int lb = t == DType::kFp16 ? 12 : 10;
+        uint64_t count = (uint64_t{3} << lb) + 77;
+        Bytes d = make_data(t, osub::DataKind::kNormal, count, 7);
+        EncodeOptions opt;
+        opt.log2_block = lb;
+        opt.prob_bits = pb;
+        opt.table = table;
+        Bytes s = round_trip(t, d.data(), count, opt);
+        EXPECT_EQ(is_shared(s), table == kTableShared);
+        expect_spec_layout(t, s, d.data(), count);
+      }
     }
   }
 }
@@ -226,6 +249,7 @@ TEST(CodecCpuFormat, HeaderFields) {
   opt.checksum = true;
   opt.log2_block = 11;
   opt.prob_bits = 10;
+  opt.table = kTablePerBlock;
   Bytes s = round_trip(DType::kFp32, d.data(), 5000, opt);
   StreamInfo info;
   ASSERT_EQ(read_header(s.data(), 32, &info), Status::kOk);
@@ -525,22 +549,23 @@ struct Sample {
   DType t = DType::kBf16;
   uint64_t count = 3 * 1024 + 100;
   Bytes data, stream;
-  Sample(bool checksum) {
+  Sample(bool checksum, int table = kTablePerBlock, DType type = DType::kBf16) : t(type) {
     data = make_data(t, osub::DataKind::kNormal, count, 21);
     EncodeOptions opt;
     opt.log2_block = 10;
     opt.checksum = checksum;
+    opt.table = table;
     stream = compress_ok(t, data.data(), count, opt);
   }
   Status decode(const Bytes& s, uint64_t len, Bytes* out) const {
-    out->assign(count * 2, 0);
+    out->assign(count * format::elem_bytes(t), 0);
     uint64_t got;
     return decompress(s.data(), len, out->data(), out->size(), &got);
   }
 };
 
 // Bytes whose content the format leaves free: padding after the raw sub-planes, the block table,
-// inside and at the end of each block.
+// the plane tables (SHARED_TABLE), inside (per-block tables) and at the end of each block.
 std::vector<bool> padding_map(const Sample& x) {
   const Bytes& s = x.stream;
   std::vector<bool> pad(s.size(), false);
@@ -550,13 +575,24 @@ std::vector<bool> padding_map(const Sample& x) {
   const uint64_t nb = format::total_blocks(x.t, x.count, 10);
   for (uint64_t i = co + 16 + 8 * nb; i < co + format::block_data_offset(x.t, x.count, 10); ++i) pad[i] = true;
   uint64_t data = co + format::block_data_offset(x.t, x.count, 10), start = 0;
+  const bool shared = is_shared(s);
+  if (shared) {
+    for (int p = 0; p < format::planes(x.t); ++p) {
+      int nsym = 0;
+      for (int i = 0; i < 32; ++i) nsym += std::popcount(s[data + i]);
+      uint64_t fe = 32 + 2 * nsym;
+      for (uint64_t i = fe; i < format::align_up(fe); ++i) pad[data + i] = true;
+      data += format::align_up(fe);
+    }
+  }
   for (uint64_t k = 0; k < nb; ++k) {
     uint64_t end = load64(s.data() + co + 16 + 8 * k);
     const uint8_t* blk = s.data() + data + start;
     int nsym = 0;
     for (int i = 0; i < 32; ++i) nsym += std::popcount(blk[i]);
     uint64_t fe = 32 + 2 * nsym;
-    for (uint64_t i = fe; i < format::align_up(fe, 4); ++i) pad[data + start + i] = true;
+    if (!shared)
+      for (uint64_t i = fe; i < format::align_up(fe, 4); ++i) pad[data + start + i] = true;
     // The last words end somewhere in the final 16 bytes; flips there may only hit padding.
     for (uint64_t i = end - 16; i < end; ++i) pad[data + i] = true;
     start = end;
@@ -564,56 +600,68 @@ std::vector<bool> padding_map(const Sample& x) {
   return pad;
 }
 
+constexpr int kTableForms[] = {kTablePerBlock, kTableShared};
+std::string table_name(int table) { return table == kTableShared ? "shared" : "per block"; }
+
 TEST(CodecCpuCorrupt, EveryFlippedBitIsDetectedWithChecksum) {
-  Sample x(true);
-  ASSERT_FALSE(is_stored(x.stream));
-  std::vector<bool> pad = padding_map(x);
-  Bytes out;
-  int detected = 0, tried = 0;
-  for (uint64_t i = 0; i < x.stream.size(); i += (i < 600 ? 1 : 7)) {
-    for (int bit : {0, 3, 7}) {
-      Bytes s = x.stream;
-      s[i] ^= static_cast<uint8_t>(1 << bit);
-      Status st = x.decode(s, s.size(), &out);
-      ++tried;
-      if (st == Status::kCorruptStream) {
-        ++detected;
-        continue;
+  for (int table : kTableForms) {
+    SCOPED_TRACE(table_name(table));
+    Sample x(true, table);
+    ASSERT_FALSE(is_stored(x.stream));
+    std::vector<bool> pad = padding_map(x);
+    Bytes out;
+    int detected = 0, tried = 0;
+    for (uint64_t i = 0; i < x.stream.size(); i += (i < 600 ? 1 : 7)) {
+      for (int bit : {0, 3, 7}) {
+        Bytes s = x.stream;
+        s[i] ^= static_cast<uint8_t>(1 << bit);
+        Status st = x.decode(s, s.size(), &out);
+        ++tried;
+        if (st == Status::kCorruptStream) {
+          ++detected;
+          continue;
+        }
+        // A larger count in the header says the data does not fit; nothing else can tell yet.
+        if (st == Status::kTruncated && i >= 8 && i < 16) continue;
+        ASSERT_EQ(st, Status::kOk) << "byte " << i;
+        ASSERT_TRUE(pad[i]) << "flip of byte " << i << " bit " << bit << " not detected";
+        ASSERT_EQ(out, x.data) << "flip of byte " << i << " decoded to wrong data";
       }
-      // A larger count in the header says the data does not fit; nothing else can tell yet.
-      if (st == Status::kTruncated && i >= 8 && i < 16) continue;
-      ASSERT_EQ(st, Status::kOk) << "byte " << i;
-      ASSERT_TRUE(pad[i]) << "flip of byte " << i << " bit " << bit << " not detected";
-      ASSERT_EQ(out, x.data) << "flip of byte " << i << " decoded to wrong data";
     }
+    EXPECT_GT(detected, tried * 9 / 10);
   }
-  EXPECT_GT(detected, tried * 9 / 10);
 }
 
 TEST(CodecCpuCorrupt, FlipsWithoutChecksumNeverEscapeTheBuffers) {
-  Sample x(false);
-  Bytes out;
-  std::mt19937 g(12);
-  for (int trial = 0; trial < 3000; ++trial) {
-    Bytes s = x.stream;
-    for (int f = 0; f < 1 + trial % 3; ++f) s[g() % s.size()] ^= static_cast<uint8_t>(1u << (g() % 8));
-    Status st = x.decode(s, s.size(), &out);
-    // kTruncated: a flip raised the count in the header.
-    ASSERT_TRUE(st == Status::kOk || st == Status::kCorruptStream || st == Status::kTruncated);
+  for (int table : kTableForms) {
+    SCOPED_TRACE(table_name(table));
+    Sample x(false, table);
+    Bytes out;
+    std::mt19937 g(12);
+    for (int trial = 0; trial < 3000; ++trial) {
+      Bytes s = x.stream;
+      for (int f = 0; f < 1 + trial % 3; ++f) s[g() % s.size()] ^= static_cast<uint8_t>(1u << (g() % 8));
+      Status st = x.decode(s, s.size(), &out);
+      // kTruncated: a flip raised the count in the header.
+      ASSERT_TRUE(st == Status::kOk || st == Status::kCorruptStream || st == Status::kTruncated);
+    }
   }
 }
 
 TEST(CodecCpuCorrupt, TruncationIsDetected) {
-  for (bool checksum : {false, true}) {
-    Sample x(checksum);
-    Bytes out;
-    for (uint64_t len = 0; len < x.stream.size(); len += (len < 200 ? 1 : 13))
-      ASSERT_EQ(x.decode(x.stream, len, &out), Status::kCorruptStream) << "length " << len;
-    // Trailing bytes after a stream are ignored.
-    Bytes longer = x.stream;
-    longer.resize(longer.size() + 40, 0xEE);
-    ASSERT_EQ(x.decode(longer, longer.size(), &out), Status::kOk);
-    EXPECT_EQ(out, x.data);
+  for (int table : kTableForms) {
+    for (bool checksum : {false, true}) {
+      SCOPED_TRACE(table_name(table));
+      Sample x(checksum, table);
+      Bytes out;
+      for (uint64_t len = 0; len < x.stream.size(); len += (len < 200 ? 1 : 13))
+        ASSERT_EQ(x.decode(x.stream, len, &out), Status::kCorruptStream) << "length " << len;
+      // Trailing bytes after a stream are ignored.
+      Bytes longer = x.stream;
+      longer.resize(longer.size() + 40, 0xEE);
+      ASSERT_EQ(x.decode(longer, longer.size(), &out), Status::kOk);
+      EXPECT_EQ(out, x.data);
+    }
   }
 }
 
@@ -631,16 +679,389 @@ TEST(CodecCpuCorrupt, ShortDestinationIsTruncated) {
 }
 
 TEST(CodecCpuCorrupt, RandomStreamsBehindAValidHeader) {
-  Sample x(false);
-  std::mt19937 g(13);
-  Bytes out;
-  for (int trial = 0; trial < 2000; ++trial) {
-    Bytes s = x.stream;
-    uint64_t from = 32 + g() % (s.size() - 32);
-    for (uint64_t i = from; i < s.size(); ++i) s[i] = static_cast<uint8_t>(g());
-    Status st = x.decode(s, s.size(), &out);
-    ASSERT_TRUE(st == Status::kOk || st == Status::kCorruptStream);
+  for (int table : kTableForms) {
+    SCOPED_TRACE(table_name(table));
+    Sample x(false, table);
+    std::mt19937 g(13);
+    Bytes out;
+    for (int trial = 0; trial < 2000; ++trial) {
+      Bytes s = x.stream;
+      uint64_t from = 32 + g() % (s.size() - 32);
+      for (uint64_t i = from; i < s.size(); ++i) s[i] = static_cast<uint8_t>(g());
+      Status st = x.decode(s, s.size(), &out);
+      ASSERT_TRUE(st == Status::kOk || st == Status::kCorruptStream);
+    }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SHARED_TABLE (version 2): one frequency table per symbol plane for the whole stream.
+
+// Data of any type with its special values: the 32- and 64-bit types from random_patterns, bf16
+// from the high halves of fp32 patterns; fp16 and the fp8 types from normal data with one element
+// in eight replaced by a NaN with a payload, an infinity, a signed zero or a subnormal.
+Bytes special_data(DType t, uint64_t count, uint64_t seed) {
+  Bytes out(count * format::elem_bytes(t));
+  if (t == DType::kFp32 || t == DType::kBf16) {
+    std::vector<uint32_t> v = random_patterns<uint32_t>(count, seed);
+    for (uint64_t i = 0; i < count; ++i) {
+      if (t == DType::kFp32) {
+        std::memcpy(out.data() + 4 * i, &v[i], 4);
+      } else {
+        const uint16_t h = static_cast<uint16_t>(v[i] >> 16);
+        std::memcpy(out.data() + 2 * i, &h, 2);
+      }
+    }
+    return out;
+  }
+  if (t == DType::kFp64) {
+    std::vector<uint64_t> v = random_patterns<uint64_t>(count, seed);
+    if (count) std::memcpy(out.data(), v.data(), out.size());
+    return out;
+  }
+  out = make_data(t, osub::DataKind::kNormal, count, seed);
+  std::mt19937 g(static_cast<uint32_t>(seed));
+  // Per type: a NaN with a payload, +inf, -0, the smallest and the largest subnormal.
+  const uint16_t fp16[] = {0x7E5A, 0x7C00, 0x8000, 0x0001, 0x83FF};
+  const uint8_t e4m3[] = {0x7F, 0x7E, 0x80, 0x01, 0x87};  // e4m3 has no infinity: 0x7E is its max
+  const uint8_t e5m2[] = {0x7D, 0x7C, 0x80, 0x01, 0x83};
+  for (uint64_t i = 0; i < count; ++i) {
+    if (g() % 8) continue;
+    const int k = static_cast<int>(g() % 5);
+    if (t == DType::kFp16) {
+      std::memcpy(out.data() + 2 * i, &fp16[k], 2);
+    } else {
+      out[i] = t == DType::kE4m3 ? e4m3[k] : e5m2[k];
+    }
+  }
+  return out;
+}
+
+EncodeOptions shared_options(int log2_block) {
+  EncodeOptions opt;
+  opt.log2_block = log2_block;
+  opt.table = kTableShared;
+  return opt;
+}
+
+TEST(CodecCpuShared, RoundTripsEveryTypeSizeAndBlockSize) {
+  int shared = 0;
+  for (DType t : kTypes) {
+    for (uint64_t count : {uint64_t{1}, uint64_t{7}, uint64_t{4095}, uint64_t{4096}, uint64_t{4097}, uint64_t{300001}}) {
+      Bytes v = special_data(t, count, count + static_cast<uint64_t>(t));
+      for (int lb : {10, 12, 14, 16}) {
+        for (bool checksum : {false, true}) {
+          for (int threads : {1, 3}) {
+            SCOPED_TRACE(type_name(t) + " count " + std::to_string(count) + " lb " + std::to_string(lb) +
+                         (checksum ? " checksum" : "") + " threads " + std::to_string(threads));
+            EncodeOptions opt = shared_options(lb);
+            opt.checksum = checksum;
+            opt.threads = threads;
+            Bytes s = round_trip(t, v.data(), count, opt, threads);
+            if (!is_stored(s)) {
+              ASSERT_TRUE(is_shared(s));
+              ASSERT_EQ(s[4], format::kVersionShared);
+              ++shared;
+            }
+            if (::testing::Test::HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(shared, 6 * 4 * 4 * 3);  // at least the three largest counts of every type are coded
+}
+
+TEST(CodecCpuShared, StreamsDecodeWithTheDocumentedAlgorithm) {
+  for (DType t : kTypes) {
+    for (int lb : {10, 12, 14}) {
+      SCOPED_TRACE(type_name(t) + " lb " + std::to_string(lb));
+      const uint64_t count = (uint64_t{5} << lb) + 33;
+      Bytes d = make_data(t, osub::DataKind::kNormal, count, 17);
+      Bytes s = round_trip(t, d.data(), count, shared_options(lb));
+      expect_spec_layout(t, s, d.data(), count);
+    }
+  }
+}
+
+TEST(CodecCpuShared, VersionAndFlags) {
+  const uint64_t count = 100000;
+  Bytes d = make_data(DType::kBf16, osub::DataKind::kNormal, count, 4);
+  StreamInfo info;
+  // Shared: version 2 and the flag, which read_header reports.
+  EncodeOptions opt = shared_options(16);
+  opt.checksum = true;
+  Bytes s = round_trip(DType::kBf16, d.data(), count, opt);
+  EXPECT_EQ(s[4], format::kVersionShared);
+  ASSERT_EQ(read_header(s.data(), s.size(), &info), Status::kOk);
+  EXPECT_EQ(info.flags, format::kFlagChecksum | format::kFlagSharedTable);
+  EXPECT_EQ(info.total_bytes_if_known, s.size());
+  // Auto at log2_block 16 (and the default options) is per block: version 1, no flag, and the
+  // same bytes as per block forced.
+  for (int lb : {0, 16}) {
+    EncodeOptions a;
+    a.log2_block = lb;
+    Bytes auto16 = round_trip(DType::kBf16, d.data(), count, a);
+    EXPECT_EQ(auto16[4], format::kVersion);
+    ASSERT_EQ(read_header(auto16.data(), auto16.size(), &info), Status::kOk);
+    EXPECT_EQ(info.flags, 0);
+    a.table = kTablePerBlock;
+    EXPECT_EQ(round_trip(DType::kBf16, d.data(), count, a), auto16);
+  }
+  // Auto at log2_block 12 and below is shared; per block forced there is version 1.
+  for (int lb : {10, 12}) {
+    EncodeOptions a;
+    a.log2_block = lb;
+    Bytes auto12 = round_trip(DType::kBf16, d.data(), count, a);
+    EXPECT_TRUE(is_shared(auto12));
+    EXPECT_EQ(auto12[4], format::kVersionShared);
+    EXPECT_EQ(round_trip(DType::kBf16, d.data(), count, shared_options(lb)), auto12);
+    a.table = kTablePerBlock;
+    Bytes per_block = round_trip(DType::kBf16, d.data(), count, a);
+    EXPECT_FALSE(is_shared(per_block));
+    EXPECT_EQ(per_block[4], format::kVersion);
+  }
+  EncodeOptions a;
+  a.log2_block = 13;
+  EXPECT_FALSE(is_shared(round_trip(DType::kBf16, d.data(), count, a)));
+  // A STORED stream never has the flag, nor version 2.
+  std::vector<uint32_t> noise(5000);
+  std::mt19937 g(5);
+  for (auto& x : noise) x = g();
+  Bytes st = round_trip(DType::kFp32, reinterpret_cast<uint8_t*>(noise.data()), noise.size(), shared_options(10));
+  ASSERT_TRUE(is_stored(st));
+  EXPECT_FALSE(is_shared(st));
+  EXPECT_EQ(st[4], format::kVersion);
+}
+
+TEST(CodecCpuShared, TableOptionIsValidated) {
+  uint8_t buf[256] = {};
+  uint64_t w = 0;
+  for (int table : {-1, 3}) {
+    EncodeOptions bad;
+    bad.table = table;
+    EXPECT_EQ(compress(DType::kBf16, buf, 4, buf + 64, 128, &w, bad), Status::kInvalidArgument);
+  }
+}
+
+// Deterministic data whose top byte has skewed exponents, from integer arithmetic alone.
+Bytes golden_data(DType t, uint64_t count) {
+  const uint64_t eb = format::elem_bytes(t);
+  Bytes out(count * eb);
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (size_t i = 0; i < out.size(); ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint32_t r = static_cast<uint32_t>(x >> 32);
+    out[i] = i % eb + 1 == eb ? static_cast<uint8_t>((r & 0x80) | (0x3C - std::countr_zero(r | 0x100) % 8))
+                              : static_cast<uint8_t>(r >> 8);
+  }
+  return out;
+}
+
+TEST(CodecCpuShared, PerBlockStreamsAreTheVersion1Bytes) {
+  // FNV-1a of the streams of every type (5003 elements, checksum, per block) as the encoder wrote
+  // them before version 2 existed: a per-block stream must stay version 1 byte for byte.
+  const std::pair<int, uint64_t> golden[] = {
+      {10, 0x7f3dcfa6db921509ULL}, {12, 0x2b76bc0eea95a780ULL}, {16, 0x9c426d1b272874a2ULL}};
+  for (auto [lb, want] : golden) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (DType t : kTypes) {
+      Bytes d = golden_data(t, 5003);
+      EncodeOptions opt;
+      opt.log2_block = lb;
+      opt.checksum = true;
+      opt.table = kTablePerBlock;
+      for (uint8_t b : round_trip(t, d.data(), 5003, opt)) h = (h ^ b) * 0x100000001b3ULL;
+    }
+    EXPECT_EQ(h, want) << "log2_block " << lb;
+  }
+}
+
+TEST(CodecCpuShared, SmallBlocksOfBf16AreSmaller) {
+  const uint64_t count = (uint64_t{1} << 20) / 2;  // 1 MiB of bf16
+  Bytes d = make_data(DType::kBf16, osub::DataKind::kUniform, count, 11);
+  EncodeOptions opt = shared_options(12);
+  const uint64_t shared = round_trip(DType::kBf16, d.data(), count, opt).size();
+  opt.table = kTablePerBlock;
+  const uint64_t per_block = round_trip(DType::kBf16, d.data(), count, opt).size();
+  std::printf("1 MiB bf16 U[-1,1], log2_block 12: shared %llu bytes, per block %llu bytes\n",
+              static_cast<unsigned long long>(shared), static_cast<unsigned long long>(per_block));
+  EXPECT_LT(shared, per_block);
+}
+
+TEST(CodecCpuShared, ThreadsDoNotChangeTheStream) {
+  for (DType t : {DType::kBf16, DType::kFp64, DType::kE4m3}) {
+    const uint64_t count = 20 * 1024 + 3;
+    Bytes v = make_data(t, osub::DataKind::kNormal, count, 9);
+    EncodeOptions opt = shared_options(10);
+    opt.checksum = true;
+    opt.threads = 1;
+    Bytes one = round_trip(t, v.data(), count, opt);
+    EXPECT_TRUE(is_shared(one));
+    for (int threads : {2, 3, 7, 64}) {
+      opt.threads = threads;
+      EXPECT_EQ(round_trip(t, v.data(), count, opt, threads), one) << threads << " threads";
+    }
+  }
+}
+
+TEST(CodecCpuShared, ConstantPlanesCodeToNothing) {
+  for (DType t : kTypes) {
+    Bytes v = make_data(t, osub::DataKind::kConstant, 100000, 0);
+    Bytes s = round_trip(t, v.data(), v.size() / format::elem_bytes(t), shared_options(10));
+    EXPECT_TRUE(is_shared(s));
+  }
+}
+
+TEST(CodecCpuShared, PortableAndSimdPathsAgreeOnAnExternalTable) {
+  std::mt19937 g(18);
+  ans::BlockEncoder enc(16), enc_portable(16, false);
+  ans::BlockDecoder simd(true), portable(false);
+  for (int trial = 0; trial < 60; ++trial) {
+    uint32_t n = 1 + g() % 65536;
+    int pb = 9 + trial % 7;
+    Bytes sym(n), out1(n), out2(n);
+    int spread = 1 + trial % 31;
+    for (auto& s : sym) s = static_cast<uint8_t>(128 + std::countr_zero(g() | (1u << spread)));
+    // The table of a wider plane: every symbol of the block and some it does not hold.
+    uint32_t counts[256] = {}, freqs[256];
+    for (uint8_t s : sym) ++counts[s];
+    for (int extra = 0; extra < trial % 9; ++extra) ++counts[g() % 256];
+    uint32_t total = 0;
+    for (uint32_t c : counts) total += c;
+    ans::normalize(counts, total, pb, freqs);
+    Bytes table(32 + 512, 0);  // bitmap and frequencies as a plane table holds them
+    int k = 0;
+    for (int s = 0; s < 256; ++s) {
+      if (!freqs[s]) continue;
+      table[s / 8] |= static_cast<uint8_t>(1 << (s % 8));
+      const uint16_t f = static_cast<uint16_t>(freqs[s]);
+      std::memcpy(table.data() + 32 + 2 * k++, &f, 2);
+    }
+    Bytes blk(format::max_block_bytes(n)), blk2(blk.size());
+    uint64_t size = enc.encode(sym.data(), n, pb, blk.data(), blk.size(), freqs);
+    ASSERT_GT(size, 0u);
+    ASSERT_EQ(enc_portable.encode(sym.data(), n, pb, blk2.data(), blk2.size(), freqs), size);
+    ASSERT_EQ(std::memcmp(blk.data(), blk2.data(), size), 0) << "vector and scalar encoders differ";
+    ASSERT_EQ(simd.decode(blk.data(), size, pb, n, out1.data(), freqs), Status::kOk);
+    ASSERT_EQ(portable.decode(blk.data(), size, pb, n, out2.data(), freqs), Status::kOk);
+    ASSERT_EQ(out1, sym);
+    ASSERT_EQ(out2, sym);
+    ASSERT_TRUE(spec_decode_block(blk.data(), size, pb, n, out2.data(), table.data()));
+    ASSERT_EQ(out2, sym);
+    // The same coder, back to a block's own table and to the external one again.
+    uint64_t own = enc.encode(sym.data(), n, pb, blk2.data(), blk2.size());
+    ASSERT_EQ(simd.decode(blk2.data(), own, pb, n, out1.data()), Status::kOk);
+    ASSERT_EQ(out1, sym);
+    ASSERT_EQ(enc.encode(sym.data(), n, pb, blk2.data(), blk2.size(), freqs), size);
+    ASSERT_EQ(std::memcmp(blk.data(), blk2.data(), size), 0);
+    ASSERT_EQ(simd.decode(blk.data(), size, pb, n, out1.data(), freqs), Status::kOk);
+    ASSERT_EQ(out1, sym);
+  }
+  // An external table that does not sum to M is corrupt, and is not kept as built.
+  uint32_t bad[256] = {};
+  bad[3] = 1000;
+  bad[4] = 3000;
+  Bytes blk(256, 0), out(64);
+  EXPECT_EQ(portable.decode(blk.data(), blk.size(), 12, 64, out.data(), bad), Status::kCorruptStream);
+  EXPECT_EQ(portable.decode(blk.data(), blk.size(), 12, 64, out.data(), bad), Status::kCorruptStream);
+  bad[4] = 0;
+  EXPECT_EQ(portable.decode(blk.data(), blk.size(), 12, 64, out.data(), bad), Status::kCorruptStream);
+}
+
+// Where the plane tables of a Sample's stream start.
+uint64_t tables_at(const Sample& x) {
+  return format::coded_offset(x.t, x.count) + format::block_data_offset(x.t, x.count, 10);
+}
+
+TEST(CodecCpuShared, CorruptPlaneTablesAreDetected) {
+  for (DType t : {DType::kBf16, DType::kFp64}) {
+    SCOPED_TRACE(type_name(t));
+    Sample x(false, kTableShared, t);
+    ASSERT_TRUE(is_shared(x.stream));
+    Bytes out;
+    ASSERT_EQ(x.decode(x.stream, x.stream.size(), &out), Status::kOk);
+    ASSERT_EQ(out, x.data);
+    // Each plane's table: bitmap, then the frequencies.
+    std::vector<uint64_t> at{tables_at(x)};
+    for (int p = 1; p < format::planes(t); ++p) {
+      int nsym = 0;
+      for (int i = 0; i < 32; ++i) nsym += std::popcount(x.stream[at.back() + i]);
+      at.push_back(at.back() + format::shared_table_bytes(nsym));
+    }
+    for (uint64_t table : at) {
+      const uint64_t freqs = table + 32;
+      int first = 0;  // the lowest present symbol
+      while (!(x.stream[table + first / 8] >> (first % 8) & 1)) ++first;
+      Bytes s = x.stream;  // a bitmap bit cleared
+      s[table + first / 8] ^= static_cast<uint8_t>(1 << (first % 8));
+      EXPECT_EQ(x.decode(s, s.size(), &out), Status::kCorruptStream) << "bit cleared";
+      s = x.stream;  // a bitmap bit set
+      int absent = 0;
+      while (x.stream[table + absent / 8] >> (absent % 8) & 1) ++absent;
+      s[table + absent / 8] ^= static_cast<uint8_t>(1 << (absent % 8));
+      EXPECT_EQ(x.decode(s, s.size(), &out), Status::kCorruptStream) << "bit set";
+      s = x.stream;  // a frequency one more: the sum is M + 1
+      ++s[freqs];
+      EXPECT_EQ(x.decode(s, s.size(), &out), Status::kCorruptStream) << "sum not M";
+      s = x.stream;  // a zero frequency
+      s[freqs] = s[freqs + 1] = 0;
+      EXPECT_EQ(x.decode(s, s.size(), &out), Status::kCorruptStream) << "zero frequency";
+      s = x.stream;  // a frequency above M
+      s[freqs + 1] = 0xFF;
+      EXPECT_EQ(x.decode(s, s.size(), &out), Status::kCorruptStream) << "frequency above M";
+      // The stream cut inside the table; and the coded section said to end inside it.
+      for (uint64_t cut : {table + 1, table + 31, table + 33, freqs + 7}) {
+        EXPECT_EQ(x.decode(x.stream, cut, &out), Status::kCorruptStream) << "cut at " << cut;
+        s = x.stream;
+        const uint64_t co = format::coded_offset(t, x.count), coded = cut - co;
+        std::memcpy(s.data() + co, &coded, 8);
+        EXPECT_EQ(x.decode(s, cut, &out), Status::kCorruptStream) << "coded section ends at " << cut;
+      }
+    }
+  }
+}
+
+TEST(CodecCpuShared, VersionAndFlagMismatchesAreCorrupt) {
+  Sample shared(true, kTableShared), per_block(true, kTablePerBlock);
+  Bytes out;
+  StreamInfo info;
+  auto corrupt = [&](const Bytes& s) {
+    EXPECT_EQ(read_header(s.data(), s.size(), &info), Status::kCorruptStream);
+    EXPECT_EQ(shared.decode(s, s.size(), &out), Status::kCorruptStream);
+  };
+  Bytes s = shared.stream;  // version 2 without the flag
+  s[6] &= static_cast<uint8_t>(~format::kFlagSharedTable);
+  corrupt(s);
+  s = per_block.stream;  // version 2 on a per-block stream
+  s[4] = format::kVersionShared;
+  corrupt(s);
+  s = shared.stream;  // version 1 with the flag
+  s[4] = format::kVersion;
+  corrupt(s);
+  s = shared.stream;  // the flag with STORED, version 2
+  s[6] |= format::kFlagStored;
+  corrupt(s);
+  s = shared.stream;  // an unknown flag bit, an unknown version
+  s[6] |= 1u << 3;
+  corrupt(s);
+  for (uint8_t v : {0, 3, 255}) {
+    s = shared.stream;
+    s[4] = v;
+    corrupt(s);
+  }
+  // A STORED stream given the flag and version 2.
+  std::vector<uint32_t> noise(1000);
+  std::mt19937 g(7);
+  for (auto& n : noise) n = g();
+  Bytes st = compress_ok(DType::kFp32, reinterpret_cast<uint8_t*>(noise.data()), noise.size());
+  ASSERT_TRUE(is_stored(st));
+  st[4] = format::kVersionShared;
+  st[6] |= format::kFlagSharedTable;
+  EXPECT_EQ(read_header(st.data(), st.size(), &info), Status::kCorruptStream);
+  Bytes back(4000);
+  uint64_t got;
+  EXPECT_EQ(decompress(st.data(), st.size(), back.data(), back.size(), &got), Status::kCorruptStream);
 }
 
 }  // namespace
