@@ -265,14 +265,12 @@ struct BlockEncoder {
 #pragma unroll
     for (int w = 0; w < 4; ++w) s[w] = plane ? sym[C::kPlanes - 1][w] : sym[0][w];
     if constexpr (!kStreamed) bytes::st_n<true>(buf + c * C::kSyms, C::kSyms, s);
-    if (!p.counts) {  // a SHARED_TABLE launch's counts are the count stage's
 #pragma unroll
-      for (int q = 0; q < C::kSyms; ++q) {
-        if (c * C::kSyms + q < n) {
-          const uint32_t v = (s[q / 4] >> (8 * (q % 4))) & 0xFF;
-          flags[v] = 1;
-          if (q % kSample == 0) atomicAdd(&counts[v], 1u);
-        }
+    for (int q = 0; q < C::kSyms; ++q) {
+      if (c * C::kSyms + q < n) {
+        const uint32_t v = (s[q / 4] >> (8 * (q % 4))) & 0xFF;
+        flags[v] = 1;
+        if (q % kSample == 0) atomicAdd(&counts[v], 1u);
       }
     }
     if (write_raw) split::store_raw<T, kAligned>(it.dst, it.count, gc, raw);
@@ -328,13 +326,11 @@ struct BlockEncoder {
 #pragma unroll
         for (int w = 0; w < 4; ++w) s[w] = plane ? sym[C::kPlanes - 1][w] : sym[0][w];
         if constexpr (!kStreamed) bytes::st_n<true>(sym_at + d * C::kSyms, C::kSyms, s);
-        if (!p.counts) {
 #pragma unroll
-          for (int q = 0; q < C::kSyms; ++q) {
-            const uint32_t v = __byte_perm(s[q / 4], 0, 0x4440 | (q % 4));
-            flags[v] = 1;
-            if (q % kSample == 0) atomicAdd(&counts[v], 1u);
-          }
+        for (int q = 0; q < C::kSyms; ++q) {
+          const uint32_t v = __byte_perm(s[q / 4], 0, 0x4440 | (q % 4));
+          flags[v] = 1;
+          if (q % kSample == 0) atomicAdd(&counts[v], 1u);
         }
         if (write_raw) {
 #pragma unroll
@@ -371,11 +367,11 @@ struct BlockEncoder {
     // its split phase had one chunk a lane in flight; not measured on its own since it has four).
     if (kStreamed && kAligned && lane == 0 && chunk0 * 16 < nbytes)
       bytes::prefetch_l2(it.src + chunk0 * 16, static_cast<uint32_t>(min(uint64_t{nch} * 16, nbytes - chunk0 * 16) & ~uint64_t{15}));
-    if (!p.counts) {
-      for (int i = lane; i < 256 / 4 + 256 / 16; i += lanes::kLanes) {
-        if (i < 64) reinterpret_cast<uint4*>(counts)[i] = make_uint4(0, 0, 0, 0);
-        else reinterpret_cast<uint4*>(flags)[i - 64] = make_uint4(0, 0, 0, 0);
-      }
+    // A SHARED_TABLE launch counts here too, and builds its tables from the count stage's counts
+    // (kernels/NOTES-codec-gpu.md, v14: skipping this work behind a branch slowed every launch).
+    for (int i = lane; i < 256 / 4 + 256 / 16; i += lanes::kLanes) {
+      if (i < 64) reinterpret_cast<uint4*>(counts)[i] = make_uint4(0, 0, 0, 0);
+      else reinterpret_cast<uint4*>(flags)[i - 64] = make_uint4(0, 0, 0, 0);
     }
     lanes::sync();
     // A whole block inside the input and the raw sections (every block but an input's last, as a
