@@ -423,11 +423,14 @@ __device__ void run(const Params& p, uint8_t* smem) {
     const uint8_t* coded = it.src + st.co;
     uint64_t h = 0;
     // Block bi of the stream into plane decoder c: bounds of its table entry, then its header.
+    // (In a SHARED_TABLE stream bit 0 of an entry marks a block with its own table.)
+    const uint64_t own_bit = st.tbl[0] ? 1 : 0;
     const auto open = [&](int c, uint64_t bi) {
-      const uint64_t b0 = bi ? bytes::ld64<kAligned>(coded + 16 + 8 * (bi - 1)) : 0;
-      const uint64_t b1 = bytes::ld64<kAligned>(coded + 16 + 8 * bi);
+      const uint64_t b0 = bi ? bytes::ld64<kAligned>(coded + 16 + 8 * (bi - 1)) & ~own_bit : 0;
+      const uint64_t e1 = bytes::ld64<kAligned>(coded + 16 + 8 * bi), b1 = e1 & ~own_bit;
+      const bool own = !own_bit || (e1 & 1);
       return !(b0 % 16) && !(b1 % 16) && b0 <= b1 && b1 <= limit && (bi != nblocks - 1 || b1 == limit) &&
-             d.pl[c].open(st.tbl[c] ? it.src + st.tbl[c] : nullptr, it.src + st.data_off + b0, b1 - b0, st.pb);
+             d.pl[c].open(own ? nullptr : it.src + st.tbl[c], it.src + st.data_off + b0, b1 - b0, st.pb);
     };
     const auto nsyms = [&](uint64_t k) { return static_cast<uint32_t>(min(uint64_t{1} << st.lb, nsym - (k << st.lb))); };
     for (uint64_t k = gid; k < nbe; k += groups) {

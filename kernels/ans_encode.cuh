@@ -420,31 +420,58 @@ struct BlockEncoder {
     }
   }
 
-  // Phase 2: the table, from presence flags and sampled counts: the block's own, or in a
-  // SHARED_TABLE launch those of item i's plane (every block of the plane builds the same table).
-  __device__ __forceinline__ ans::Table build_table(int i, int plane) {
+  // A SHARED_TABLE launch's table of item i's plane, from the count stage's counts (every block
+  // of the plane builds the same one).
+  __device__ __forceinline__ ans::Table plane_table(int i, int plane) const {
+    const int lane = lanes::lane();
+    count_stage_done();
+    const uint32_t* c = p.counts + count_words_at(i, plane);
+    const uint32_t bm = lane < 8 ? c[256 + lane] : 0;
+    uint32_t cnt[ans::kSymsPerLane];
+    bool present[ans::kSymsPerLane];
+#pragma unroll
+    for (int j = 0; j < ans::kSymsPerLane; ++j) {
+      cnt[j] = c[lane + 32 * j];
+      present[j] = (lanes::shfl(bm, j) >> lane) & 1;
+    }
+    ans::Table t;
+    ans::normalize(cnt, present, p.prob_bits, t);
+    t.cumulate();
+    return t;
+  }
+
+  // Phase 2: the table, from presence flags and sampled counts. In a SHARED_TABLE launch the block
+  // takes its plane's table unless its own is cheaper (own), by the block's sampled counts: a
+  // symbol of frequency f costs PB - log2 f bits, and the block's own table its head besides.
+  __device__ __forceinline__ ans::Table build_table(int i, int plane, bool& own) {
     const int lane = lanes::lane();
     uint32_t cnt[ans::kSymsPerLane];
     bool present[ans::kSymsPerLane];
-    if (p.counts) {
-      count_stage_done();
-      const uint32_t* c = p.counts + count_words_at(i, plane);
-      const uint32_t bm = lane < 8 ? c[256 + lane] : 0;
 #pragma unroll
-      for (int j = 0; j < ans::kSymsPerLane; ++j) {
-        cnt[j] = c[lane + 32 * j];
-        present[j] = (lanes::shfl(bm, j) >> lane) & 1;
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < ans::kSymsPerLane; ++j) {
-        cnt[j] = counts[lane + 32 * j];
-        present[j] = flags[lane + 32 * j] != 0;
-      }
+    for (int j = 0; j < ans::kSymsPerLane; ++j) {
+      cnt[j] = counts[lane + 32 * j];
+      present[j] = flags[lane + 32 * j] != 0;
     }
     lanes::sync();  // counts alias the table
     ans::Table t;
     ans::normalize(cnt, present, p.prob_bits, t);
+    own = true;
+    if (p.counts) {
+      const ans::Table ts = plane_table(i, plane);
+      float own_bits = 0.f, plane_bits = 0.f;
+      uint32_t np = 0;
+#pragma unroll
+      for (int j = 0; j < ans::kSymsPerLane; ++j) {
+        np += present[j];
+        if (cnt[j]) {
+          own_bits += static_cast<float>(cnt[j]) * log2f(static_cast<float>(t.f[j]));
+          plane_bits += static_cast<float>(cnt[j]) * log2f(static_cast<float>(ts.f[j]));
+        }
+      }
+      const float saved = kSample * (lanes::sum(own_bits) - lanes::sum(plane_bits));
+      own = saved > 8.f * static_cast<float>(format::block_table_bytes(lanes::sum(np)));
+      if (!own) t = ts;
+    }
     t.cumulate();
     const uint32_t m = 1u << p.prob_bits;
 #pragma unroll
@@ -790,7 +817,7 @@ __device__ void run(const Params& p, uint8_t* smem) {
   // Block t, coded (lane states x, words from pos, head and states hb bytes, size in all): its place
   // in the stream, then the block written there (head from tab, or from the streamed slot), its
   // entry in the block table, and the buffer's header and end where it is the first or the last.
-  const auto place = [&](uint32_t t, uint32_t x, uint32_t pos, uint32_t hb, uint32_t size) {
+  const auto place = [&](uint32_t t, uint32_t x, uint32_t pos, uint32_t hb, uint32_t size, bool own) {
     int i = 0;
     while (t >= p.first[i + 1]) ++i;
     const Item& it = p.item[i];
@@ -810,17 +837,18 @@ __device__ void run(const Params& p, uint8_t* smem) {
     }
     uint8_t* dst = it.dst + data_off + off;
     if (p.counts) {
-      // SHARED_TABLE: no head; the first block of each plane writes the plane's table.
+      // SHARED_TABLE: the first block of each plane writes the plane's table.
       const uint64_t nbpp = format::blocks_per_plane(T, it.count, p.log2_block);
-      if (j % nbpp == 0) enc.write_table(it.dst + bt_end + pt.tbl_at[j / nbpp], tab);
-    } else if constexpr (kStreamed) {
-      enc.copy_head(dst, head, hb - 128);
-    } else {
-      enc.write_head(dst, tab);
+      if (j % nbpp == 0) enc.write_table(it.dst + bt_end + pt.tbl_at[j / nbpp], enc.plane_table(i, static_cast<int>(j / nbpp)));
+    }
+    if (own) {
+      if constexpr (kStreamed) enc.copy_head(dst, head, hb - 128);
+      else enc.write_head(dst, tab);
     }
     enc.write(dst, x, pos, hb, size);
     uint8_t* coded = it.dst + co;
-    if (lane == 0) bytes::st64<kAligned>(coded + 16 + 8 * j, off + size);
+    // In a SHARED_TABLE stream bit 0 of the entry marks a block with its own table.
+    if (lane == 0) bytes::st64<kAligned>(coded + 16 + 8 * j, (off + size) | (p.counts && own ? 1u : 0u));
     if (j == 0) {
       if (kFused) {
         write_header(it.dst, T, it.count, coded_flags(p.checksum, p.counts != nullptr), p.log2_block, p.prob_bits,
@@ -881,23 +909,24 @@ __device__ void run(const Params& p, uint8_t* smem) {
       MPIZIP_PROF_MARK(1);
     }
     if constexpr (kStreamed) {
-      if (held_t < total) place(held_t, held_x, held_pos, held_hb, held_size);
+      if (held_t < total) place(held_t, held_x, held_pos, held_hb, held_size, true);
       held_t = total;
     }
     if (!have) break;
     const Item& it = p.item[i];
-    tab = enc.build_table(i, plane);
+    bool own = true;
+    tab = enc.build_table(i, plane, own);
     int present = tab.nsym;
     if constexpr (kStreamed) enc.write_head(head, tab);
     MPIZIP_PROF_MARK(2);
     uint32_t x, pos;
     const auto encode = [&] { return kStreamed ? enc.encode_streamed(it, plane, k, n, x, pos) : enc.encode(n, x, pos); };
     if (!encode()) {
-      // Words past the slack: the symbols again, and the flat table, whose words always fit. A
-      // SHARED_TABLE launch (blocks of at most 4096 symbols, their words under the proven bound:
-      // words_top) never gets here; if it did, the block could not change table.
+      // Words past the slack: the symbols again, and the flat table, whose words always fit, as
+      // the block's own. A block on its plane's table (SHARED_TABLE: blocks of at most 4096
+      // symbols, whose words stay under the proven bound, words_top) never gets here.
       bool recoded = false;
-      if (!p.counts) {
+      if (own) {
         if constexpr (!kStreamed) enc.split(it, plane, k, n, false, false);
         tab = enc.build_flat();
         present = tab.nsym;
@@ -909,14 +938,14 @@ __device__ void run(const Params& p, uint8_t* smem) {
         pos = top;
       }
     }
-    const uint32_t hb = (p.counts ? 0 : static_cast<uint32_t>(format::block_table_bytes(present))) + 128;
+    const uint32_t hb = (own ? static_cast<uint32_t>(format::block_table_bytes(present)) : 0) + 128;
     const uint32_t size = static_cast<uint32_t>(format::align_up(hb + (top - pos)));
     MPIZIP_PROF_MARK(3);
     if (lane == 0) scan::publish(p.entries, t, epoch, scan::kFlagAggregate, size);
     if constexpr (kStreamed) {
       held_t = t, held_x = x, held_pos = pos, held_hb = hb, held_size = size;
     } else {
-      place(t, x, pos, hb, size);
+      place(t, x, pos, hb, size, own);
     }
 #if MPIZIP_ENC_PROF
     if (lane == 0) atomicAdd(&g_prof[6], 1ull);

@@ -53,9 +53,10 @@ Status read_plane_tables(Layout* lay, const uint8_t* src, uint64_t src_bytes, ui
 }
 
 // Reads and checks the coded section's header and block table: ends non-decreasing, multiples of
-// 16, the last one exactly at coded_bytes. On success, ends[k] is block k's end from the first
-// block, and *checksum the stored checksum.
-Status read_block_table(const Layout& lay, const uint8_t* src, uint64_t src_bytes, bool has_checksum,
+// 16, the last one exactly at coded_bytes; in a SHARED_TABLE stream (shared) bit 0 of an entry may
+// be set (the block has its own table) and is not part of the end. On success, ends[k] is block k's
+// entry (its end from the first block, with that bit), and *checksum the stored checksum.
+Status read_block_table(const Layout& lay, const uint8_t* src, uint64_t src_bytes, bool has_checksum, bool shared,
                         std::vector<uint64_t>* ends, uint64_t* checksum) {
   if (src_bytes < lay.coded_off + format::kCodedHeaderBytes) return Status::kCorruptStream;
   const uint8_t* coded = src + lay.coded_off;
@@ -68,9 +69,11 @@ Status read_block_table(const Layout& lay, const uint8_t* src, uint64_t src_byte
   ends->resize(lay.nblocks);
   uint64_t prev = 0;
   for (uint64_t k = 0; k < lay.nblocks; ++k) {
-    uint64_t e = load64(coded + format::kCodedHeaderBytes + 8 * k);
+    const uint64_t entry = load64(coded + format::kCodedHeaderBytes + 8 * k);
+    const uint64_t e = shared ? entry & ~uint64_t{1} : entry;
     if (e < prev || e % format::kAlign) return Status::kCorruptStream;
-    (*ends)[k] = prev = e;
+    (*ends)[k] = entry;
+    prev = e;
   }
   return prev == coded_bytes - table_bytes ? Status::kOk : Status::kCorruptStream;
 }
@@ -80,8 +83,9 @@ Status read_block_table(const Layout& lay, const uint8_t* src, uint64_t src_byte
 Status decode_range(const Layout& lay, const uint8_t* src, const uint64_t* ends,
                     const uint32_t* const tables[2], uint8_t* dst, bool checksum, uint64_t begin,
                     uint64_t end, const std::atomic<bool>& failed, uint64_t* sum) {
-  // One decoder per plane, so that each builds its plane's decoding tables once.
-  ans::BlockDecoder dec[2];
+  // One decoder per plane, so that each builds its plane's decoding tables once, and one for the
+  // blocks with their own tables.
+  ans::BlockDecoder dec[2], own_dec;
   std::unique_ptr<uint8_t[]> symbuf(new uint8_t[2 * lay.block_symbols()]);
   uint8_t* sym[2] = {symbuf.get(), symbuf.get() + lay.block_symbols()};
   const uint8_t* raw[2] = {src + lay.raw_off(0), src + lay.raw_off(1)};
@@ -90,9 +94,10 @@ Status decode_range(const Layout& lay, const uint8_t* src, const uint64_t* ends,
     if (failed.load(std::memory_order_relaxed)) return Status::kCorruptStream;
     for (int p = 0; p < lay.planes; ++p) {
       uint64_t k = p * lay.blocks_per_plane + j;
-      uint64_t start = k ? ends[k - 1] : 0;
-      MPIZIP_CHECK(dec[p].decode(src + lay.data_off + start, ends[k] - start, lay.prob_bits,
-                                 lay.symbols_in(j), sym[p], tables[p]));
+      const uint64_t start = k ? ends[k - 1] & ~uint64_t{1} : 0, stop = ends[k] & ~uint64_t{1};
+      const bool own = !tables[p] || (ends[k] & 1);
+      MPIZIP_CHECK((own ? own_dec : dec[p]).decode(src + lay.data_off + start, stop - start, lay.prob_bits,
+                                                   lay.symbols_in(j), sym[p], own ? nullptr : tables[p]));
     }
     Chunk c = lay.chunk(j);
     merge_chunk(lay.t, raw, sym, c, dst);
@@ -132,7 +137,7 @@ Status decompress(const void* src_v, uint64_t src_bytes, void* dst_v, uint64_t d
   }
   std::vector<uint64_t> ends;
   uint64_t stored_sum = 0;
-  MPIZIP_CHECK(read_block_table(lay, src, src_bytes, has_checksum, &ends, &stored_sum));
+  MPIZIP_CHECK(read_block_table(lay, src, src_bytes, has_checksum, tables[0] != nullptr, &ends, &stored_sum));
 
   const int t = resolve_threads(threads, out_bytes, lay.blocks_per_plane);
   std::vector<Status> status(t, Status::kOk);

@@ -89,10 +89,13 @@ struct Slot {
 #pragma unroll
     for (int q = 0; q < kPlanes; ++q) {
       const uint64_t bi = q * nbe + k;
-      const uint64_t b0 = bi ? bytes::ld64<true>(coded + 16 + 8 * (bi - 1)) : 0;
-      const uint64_t b1 = bytes::ld64<true>(coded + 16 + 8 * bi);
+      // (In a SHARED_TABLE stream bit 0 of an entry marks a block with its own table.)
+      const uint64_t own_bit = tbl[0] ? 1 : 0;
+      const uint64_t b0 = bi ? bytes::ld64<true>(coded + 16 + 8 * (bi - 1)) & ~own_bit : 0;
+      const uint64_t e1 = bytes::ld64<true>(coded + 16 + 8 * bi), b1 = e1 & ~own_bit;
+      const bool own = !own_bit || (e1 & 1);
       ok = ok && !(b0 % 16) && !(b1 % 16) && b0 <= b1 && b1 <= limit && (bi != nblocks - 1 || b1 == limit) &&
-           pl[q].open(tbl[q], src + data_off + b0, b1 - b0, pb);
+           pl[q].open(own ? nullptr : tbl[q], src + data_off + b0, b1 - b0, pb);
     }
     return ok;
   }

@@ -1,7 +1,7 @@
 // compress(): split every chunk of elements into raw bits (written in place) and symbols, code the
 // symbols block by block, lay the blocks out, and fall back to STORED when that is not smaller.
 // A SHARED_TABLE stream first counts every plane's symbols over the whole input, for its plane
-// tables, and codes every block with its plane's.
+// tables, and codes each block with its plane's table or its own, whichever is smaller.
 #include <memory>
 #include <vector>
 
@@ -80,13 +80,19 @@ void count_range(const Layout& lay, const uint8_t* src, uint8_t* dst, uint64_t b
 }
 
 // Codes chunks [begin, end) into the worker's sinks; records each block's size. tables[p]: plane
-// p's frequencies in a SHARED_TABLE stream, null otherwise.
+// p's frequencies in a SHARED_TABLE stream, null otherwise. There each block is coded both ways,
+// with the plane's table and with its own, and keeps the smaller; a block that keeps its own has
+// bit 0 of its size set (sizes are multiples of 16 otherwise), as its block_end entry will.
 void encode_range(const Layout& lay, const uint8_t* src, uint8_t* dst, bool checksum,
                   const uint32_t* const tables[2], Worker& w, uint64_t begin, uint64_t end,
                   uint64_t* sizes) {
-  // One coder per plane, so that each keeps the coding tables of its plane's table.
+  // One coder per plane, so that each keeps the coding tables of its plane's table, and one for
+  // the blocks' own tables.
   std::vector<ans::BlockEncoder> enc;
   for (int p = 0; p < lay.planes; ++p) enc.emplace_back(lay.log2_block);
+  ans::BlockEncoder own_enc(lay.log2_block);
+  const uint64_t own_cap = tables[0] ? format::max_block_bytes(lay.block_symbols()) : 0;
+  std::unique_ptr<uint8_t[]> own_buf(new uint8_t[own_cap ? own_cap : 1]);
   std::unique_ptr<uint8_t[]> symbuf(new uint8_t[2 * lay.block_symbols()]);
   uint8_t* sym[2] = {symbuf.get(), symbuf.get() + lay.block_symbols()};
   uint8_t* raw[2] = {dst + lay.raw_off(0), dst + lay.raw_off(1)};
@@ -103,8 +109,16 @@ void encode_range(const Layout& lay, const uint8_t* src, uint8_t* dst, bool chec
         w.overflow = true;
         break;
       }
+      uint64_t own = 0;
+      if (tables[p]) {
+        const uint64_t mine = own_enc.encode(sym[p], lay.symbols_in(j), lay.prob_bits, own_buf.get(), own_cap);
+        if (mine && mine < size) {
+          std::memcpy(s.base + s.used, own_buf.get(), mine);
+          size = mine, own = 1;
+        }
+      }
       s.used += size;
-      sizes[p * lay.blocks_per_plane + j] = size;
+      sizes[p * lay.blocks_per_plane + j] = size | own;
     }
   }
 }
@@ -233,8 +247,9 @@ Status compress(DType t, const void* src_v, uint64_t count, void* dst_v, uint64_
   std::memcpy(coded, &coded_bytes, 8);
   std::memcpy(coded + 8, &checksum, 8);
   for (uint64_t k = 0; k < lay.nblocks; ++k) {
-    end += sizes[k];
-    std::memcpy(coded + format::kCodedHeaderBytes + 8 * k, &end, 8);
+    end += sizes[k] & ~uint64_t{15};
+    const uint64_t entry = end | (sizes[k] & 1);  // bit 0: the block has its own table
+    std::memcpy(coded + format::kCodedHeaderBytes + 8 * k, &entry, 8);
   }
   uint64_t table_end = format::kCodedHeaderBytes + 8 * lay.nblocks;
   std::memset(coded + table_end, 0, format::align_up(table_end) - table_end);

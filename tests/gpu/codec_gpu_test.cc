@@ -628,6 +628,35 @@ TEST(CodecGpuSharedTable, TakenSmallerAndRepeatable) {
   }
 }
 
+
+// A buffer of tensors of different scales (31 blocks in 32 of U[-1, 1], every 32nd of
+// U[-1e-6, 1e-6]): the blocks the plane's table does not fit keep their own (bit 0 of their
+// block_end entry), the others take the plane's; every instantiation decides the same, and the
+// stream decodes on both codecs.
+TEST(CodecGpuSharedTable, BlocksTheSharedTableDoesNotFitKeepTheirOwn) {
+  constexpr uint64_t kCount = 1 << 19, kB = 4096;
+  std::vector<uint16_t> v(kCount);
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (uint64_t i = 0; i < kCount; ++i) {
+    const float f = u(rng) * ((i / kB) % 32 == 31 ? 1e-6f : 1.f);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    v[i] = static_cast<uint16_t>(b >> 16);
+  }
+  const auto s = gpu_compress(DType::kBf16, v.data(), kCount, opts(12));
+  ASSERT_TRUE(header_shared(s));
+  const uint64_t co = mpizip::format::coded_offset(DType::kBf16, kCount);
+  for (uint64_t k = 0; k < kCount / kB; ++k) {
+    uint64_t e;
+    std::memcpy(&e, &s[co + 16 + 8 * k], 8);
+    EXPECT_EQ(e & 1, k % 32 == 31 ? 1u : 0u) << "block " << k;
+  }
+  for (int enc : {1, 2, 3}) EXPECT_EQ(s, gpu_compress(DType::kBf16, v.data(), kCount, opts(12, enc)));
+  EXPECT_LT(s.size(), gpu_compress(DType::kBf16, v.data(), kCount, opts(12, 0, gpu::kTablePerBlock)).size());
+  round_trip(DType::kBf16, v.data(), kCount, opts(12));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

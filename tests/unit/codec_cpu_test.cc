@@ -156,10 +156,15 @@ void expect_spec_layout(DType t, const Bytes& s, const uint8_t* src, uint64_t co
   std::vector<Bytes> planes(format::planes(t), Bytes(nsym));
   uint64_t start = 0;
   for (uint64_t k = 0; k < nblocks; ++k) {
-    uint64_t end = load64(s.data() + co + 16 + 8 * k);
+    // In a SHARED_TABLE stream, bit 0 of the entry: the block has its own table.
+    const uint64_t entry = load64(s.data() + co + 16 + 8 * k), end = entry & ~uint64_t{1};
+    if (!is_shared(s)) {
+      ASSERT_EQ(entry & 1, 0u);
+    }
     uint64_t j = k % format::blocks_per_plane(t, count, lb), p = k / format::blocks_per_plane(t, count, lb);
     uint32_t n = static_cast<uint32_t>(std::min(b, nsym - j * b));
-    ASSERT_TRUE(spec_decode_block(s.data() + data + start, end - start, pb, n, planes[p].data() + j * b, tables[p]))
+    ASSERT_TRUE(spec_decode_block(s.data() + data + start, end - start, pb, n, planes[p].data() + j * b,
+                                  (entry & 1) ? nullptr : tables[p]))
         << "block " << k;
     start = end;
   }
@@ -586,12 +591,12 @@ std::vector<bool> padding_map(const Sample& x) {
     }
   }
   for (uint64_t k = 0; k < nb; ++k) {
-    uint64_t end = load64(s.data() + co + 16 + 8 * k);
+    const uint64_t entry = load64(s.data() + co + 16 + 8 * k), end = entry & ~uint64_t{1};
     const uint8_t* blk = s.data() + data + start;
     int nsym = 0;
     for (int i = 0; i < 32; ++i) nsym += std::popcount(blk[i]);
     uint64_t fe = 32 + 2 * nsym;
-    if (!shared)
+    if (!shared || (entry & 1))  // a head of its own: padding to 4 after the frequencies
       for (uint64_t i = fe; i < format::align_up(fe, 4); ++i) pad[data + start + i] = true;
     // The last words end somewhere in the final 16 bytes; flips there may only hit padding.
     for (uint64_t i = end - 16; i < end; ++i) pad[data + i] = true;
@@ -887,6 +892,41 @@ TEST(CodecCpuShared, SmallBlocksOfBf16AreSmaller) {
   std::printf("1 MiB bf16 U[-1,1], log2_block 12: shared %llu bytes, per block %llu bytes\n",
               static_cast<unsigned long long>(shared), static_cast<unsigned long long>(per_block));
   EXPECT_LT(shared, per_block);
+}
+
+// A buffer of tensors of different scales (31 blocks in 32 of U[-1, 1], every 32nd of
+// U[-1e-6, 1e-6]): blocks whose statistics the plane's table does not follow keep their own (bit 0
+// of their block_end entry), the others take the plane's, and the stream is smaller than with a
+// table in every block.
+TEST(CodecCpuShared, BlocksTheSharedTableDoesNotFitKeepTheirOwn) {
+  const uint64_t count = uint64_t{1} << 19, b = 4096;
+  Bytes d = make_data(DType::kBf16, osub::DataKind::kUniform, count, 17);
+  for (uint64_t i = 0; i < count; ++i) {
+    if ((i / b) % 32 != 31) continue;
+    float f;
+    uint16_t h;
+    std::memcpy(&h, d.data() + 2 * i, 2);
+    uint32_t u = uint32_t{h} << 16;
+    std::memcpy(&f, &u, 4);
+    f *= 1e-6f;
+    std::memcpy(&u, &f, 4);
+    h = static_cast<uint16_t>(u >> 16);
+    std::memcpy(d.data() + 2 * i, &h, 2);
+  }
+  const Bytes s = round_trip(DType::kBf16, d.data(), count, shared_options(12));
+  ASSERT_TRUE(is_shared(s));
+  expect_spec_layout(DType::kBf16, s, d.data(), count);
+  const uint64_t co = format::coded_offset(DType::kBf16, count), nb = count / b;
+  int own = 0;
+  for (uint64_t k = 0; k < nb; ++k) {
+    const bool mine = load64(s.data() + co + 16 + 8 * k) & 1;
+    own += mine;
+    EXPECT_EQ(mine, k % 32 == 31) << "block " << k;
+  }
+  EXPECT_EQ(own, static_cast<int>(nb / 32));
+  EncodeOptions opt = shared_options(12);
+  opt.table = kTablePerBlock;
+  EXPECT_LT(s.size(), round_trip(DType::kBf16, d.data(), count, opt).size());
 }
 
 TEST(CodecCpuShared, ThreadsDoNotChangeTheStream) {
