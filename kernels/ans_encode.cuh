@@ -3,7 +3,9 @@
 // presence and sampled counts), table (frequencies normalised in the group), rANS encode (groups
 // of 32 symbols walked backward, renormalisation words compacted with a ballot), look-back (the
 // block's place in the stream), write-out. The fused kernel also writes the header and raw section;
-// the encode-only kernel leaves them to the split kernel (kernels/split_stage.cuh).
+// the encode-only kernel leaves them to the split kernel (kernels/split_stage.cuh). A SHARED_TABLE
+// launch follows a count stage (kernels/count_stage.cuh) and gives each block its plane's table,
+// built from the counts, or its own where that is cheaper.
 //
 // Two ways to hold a block. The shared-memory instantiations (wide, middle, narrow) keep the whole
 // block's symbols in shared memory and let the words grow down into the space the coded symbols

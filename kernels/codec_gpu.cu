@@ -324,9 +324,11 @@ int resolve_prob_bits(const EncodeOptions& opt) { return opt.prob_bits ? opt.pro
 
 bool resolve_shared_table(DType t, uint64_t count, const EncodeOptions& opt) {
   if (opt.table == kTablePerBlock) return false;
-  // Measured (bf16 uniform, 1 MiB, 4096-symbol blocks): a block's own table costs ~1% of ratio
-  // (0.6473 against ~0.640 shared), fp16 and e4m3 ~2.5%; from 16384-symbol blocks 0.2-0.4%, less
-  // than the count pass costs in time there.
+  // Measured on the H200 at 1 MiB (4096-symbol blocks, uniform data): a table in every block costs
+  // 1.1% of ratio for bf16 (0.6473 against 0.6403), 1.3% for fp16, 2.5% for e4m3, and the count
+  // pass and the blocks' choice cost 7 us of compression (25 against 33 us); at 16384-symbol blocks
+  // the table's cost is 0.2% (a model, kernels/NOTES-codec-gpu.md, v14) and the count pass would
+  // read the input a second time.
   return opt.table == kTableShared || resolve_log2_block(t, count, opt) <= kMaxSharedLog2Block;
 }
 

@@ -43,10 +43,11 @@ struct EncodeOptions {
   // streamed one (kInvalidArgument when the workspace holds no scratch slot for it). The streams are
   // the same whichever runs; the tests force each so that all are checked on the same inputs.
   int encoder = 0;
-  // Frequency tables (docs/FORMAT.md): kTableAuto one table per symbol plane (SHARED_TABLE) where
-  // blocks have at most 4096 symbols (log2_block <= 12, every input below 2048 blocks of 16384) and
-  // one per block above; kTablePerBlock or kTableShared force one (kTableShared with log2_block > 12:
-  // kInvalidArgument). A shared table costs a count pass over the input before the encoder's launch.
+  // Frequency tables (docs/FORMAT.md): kTableAuto one table per symbol plane (SHARED_TABLE, each
+  // block keeping its own where that is smaller) where blocks have at most 4096 symbols
+  // (log2_block <= 12, every input below 2048 blocks of 16384) and one per block above;
+  // kTablePerBlock or kTableShared force one (kTableShared with log2_block > 12: kInvalidArgument).
+  // A shared table costs a count pass over the input before the encoder's launch.
   int table = 0;
 };
 inline constexpr int kTableAuto = 0, kTablePerBlock = 1, kTableShared = 2;

@@ -215,6 +215,24 @@ std::vector<uint8_t> realistic(DType t, uint64_t count, uint64_t seed) {
   return v;
 }
 
+// bf16 values drawn U[-1, 1] in fp32 and truncated; scale(i) multiplies element i first.
+template <typename Scale>
+std::vector<uint16_t> uniform_bf16(uint64_t count, uint32_t seed, Scale scale) {
+  std::vector<uint16_t> v(count);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (uint64_t i = 0; i < count; ++i) {
+    const float f = u(rng) * scale(i);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    v[i] = static_cast<uint16_t>(b >> 16);
+  }
+  return v;
+}
+std::vector<uint16_t> uniform_bf16(uint64_t count, uint32_t seed) {
+  return uniform_bf16(count, seed, [](uint64_t) { return 1.f; });
+}
+
 TEST(CodecGpuRoundTrip, All16BitPatterns) {
   std::vector<uint16_t> v(65536);
   for (int i = 0; i < 65536; ++i) v[i] = static_cast<uint16_t>(i);
@@ -308,15 +326,7 @@ TEST(CodecGpuRoundTrip, ConstantAndChecksum) {
 TEST(CodecGpuRoundTrip, OneGiB) {
   if (quick()) GTEST_SKIP() << "quick run";
   const uint64_t count = (uint64_t{1} << 30) / 2;
-  std::vector<uint16_t> v(count);
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (auto& x : v) {
-    const float f = u(rng);
-    uint32_t b;
-    std::memcpy(&b, &f, 4);
-    x = static_cast<uint16_t>(b >> 16);
-  }
+  const std::vector<uint16_t> v = uniform_bf16(count, 11);
   const std::vector<uint8_t> s = gpu_compress(DType::kBf16, v.data(), count);
   EXPECT_LT(s.size(), count * 2 * 0.64);
   std::vector<uint8_t> back(count * 2);
@@ -575,15 +585,7 @@ TEST(CodecGpuCorrupt, FlippedAndTruncatedStreams) {
 // each buffer's own tables.
 TEST(CodecGpuSharedTable, TakenSmallerAndRepeatable) {
   constexpr uint64_t kCount = 1 << 19;  // 1 MiB of bf16 U[-1, 1]: 4096-symbol blocks
-  std::vector<uint16_t> v(kCount);
-  std::mt19937 rng(21);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (auto& x : v) {
-    const float f = u(rng);
-    uint32_t b;
-    std::memcpy(&b, &f, 4);
-    x = static_cast<uint16_t>(b >> 16);
-  }
+  const std::vector<uint16_t> v = uniform_bf16(kCount, 21);
   EXPECT_TRUE(gpu::resolve_shared_table(DType::kBf16, kCount, {}));
   EXPECT_FALSE(gpu::resolve_shared_table(DType::kBf16, uint64_t{1} << 26, {}));
   const auto shared = gpu_compress(DType::kBf16, v.data(), kCount);
@@ -635,15 +637,7 @@ TEST(CodecGpuSharedTable, TakenSmallerAndRepeatable) {
 // stream decodes on both codecs.
 TEST(CodecGpuSharedTable, BlocksTheSharedTableDoesNotFitKeepTheirOwn) {
   constexpr uint64_t kCount = 1 << 19, kB = 4096;
-  std::vector<uint16_t> v(kCount);
-  std::mt19937 rng(23);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (uint64_t i = 0; i < kCount; ++i) {
-    const float f = u(rng) * ((i / kB) % 32 == 31 ? 1e-6f : 1.f);
-    uint32_t b;
-    std::memcpy(&b, &f, 4);
-    v[i] = static_cast<uint16_t>(b >> 16);
-  }
+  const std::vector<uint16_t> v = uniform_bf16(kCount, 23, [](uint64_t i) { return (i / kB) % 32 == 31 ? 1e-6f : 1.f; });
   const auto s = gpu_compress(DType::kBf16, v.data(), kCount, opts(12));
   ASSERT_TRUE(header_shared(s));
   const uint64_t co = mpizip::format::coded_offset(DType::kBf16, kCount);

@@ -441,16 +441,20 @@ TEST(CodecCpuRoundTrip, UnalignedPointers) {
 
 TEST(CodecCpuRoundTrip, ThreadsDoNotChangeTheStream) {
   for (DType t : {DType::kBf16, DType::kFp64, DType::kE4m3}) {
-    const uint64_t count = 20 * 1024 + 3;
-    Bytes v = make_data(t, osub::DataKind::kNormal, count, 9);
-    EncodeOptions opt;
-    opt.log2_block = 10;
-    opt.checksum = true;
-    opt.threads = 1;
-    Bytes one = round_trip(t, v.data(), count, opt);
-    for (int threads : {2, 3, 7, 64}) {
-      opt.threads = threads;
-      EXPECT_EQ(round_trip(t, v.data(), count, opt, threads), one) << threads << " threads";
+    for (int table : {kTablePerBlock, kTableShared}) {
+      const uint64_t count = 20 * 1024 + 3;
+      Bytes v = make_data(t, osub::DataKind::kNormal, count, 9);
+      EncodeOptions opt;
+      opt.log2_block = 10;
+      opt.table = table;
+      opt.checksum = true;
+      opt.threads = 1;
+      Bytes one = round_trip(t, v.data(), count, opt);
+      EXPECT_EQ(is_shared(one), table == kTableShared);
+      for (int threads : {2, 3, 7, 64}) {
+        opt.threads = threads;
+        EXPECT_EQ(round_trip(t, v.data(), count, opt, threads), one) << threads << " threads";
+      }
     }
   }
 }
@@ -927,22 +931,6 @@ TEST(CodecCpuShared, BlocksTheSharedTableDoesNotFitKeepTheirOwn) {
   EncodeOptions opt = shared_options(12);
   opt.table = kTablePerBlock;
   EXPECT_LT(s.size(), round_trip(DType::kBf16, d.data(), count, opt).size());
-}
-
-TEST(CodecCpuShared, ThreadsDoNotChangeTheStream) {
-  for (DType t : {DType::kBf16, DType::kFp64, DType::kE4m3}) {
-    const uint64_t count = 20 * 1024 + 3;
-    Bytes v = make_data(t, osub::DataKind::kNormal, count, 9);
-    EncodeOptions opt = shared_options(10);
-    opt.checksum = true;
-    opt.threads = 1;
-    Bytes one = round_trip(t, v.data(), count, opt);
-    EXPECT_TRUE(is_shared(one));
-    for (int threads : {2, 3, 7, 64}) {
-      opt.threads = threads;
-      EXPECT_EQ(round_trip(t, v.data(), count, opt, threads), one) << threads << " threads";
-    }
-  }
 }
 
 TEST(CodecCpuShared, ConstantPlanesCodeToNothing) {
