@@ -22,7 +22,7 @@ inline constexpr int kTablePerBlock = 1;
 // One table per symbol plane for the whole stream: SHARED_TABLE, version 2. Costs one more pass
 // over the input, to count the symbols.
 inline constexpr int kTableShared = 2;
-inline constexpr int kMaxSharedLog2Block = 12;
+inline constexpr int kMaxSharedLog2Block = format::kMaxSharedLog2BlockByDefault;
 
 struct EncodeOptions {
   int log2_block = 0;      // symbols per block, 10..16; 0: chosen from the count

@@ -325,7 +325,7 @@ int resolve_prob_bits(const EncodeOptions& opt) { return opt.prob_bits ? opt.pro
 bool resolve_shared_table(DType t, uint64_t count, const EncodeOptions& opt) {
   if (opt.table == kTablePerBlock) return false;
   // Measured on the H200 at 1 MiB (4096-symbol blocks, uniform data): a table in every block costs
-  // 1.1% of ratio for bf16 (0.6473 against 0.6403), 1.3% for fp16, 2.5% for e4m3, and the count
+  // 1.1% of ratio for bf16 (0.6473 against 0.6403), 1.2% for fp16, 2.4% for e4m3, and the count
   // pass and the blocks' choice cost 7 us of compression (25 against 33 us); at 16384-symbol blocks
   // the table's cost is 0.2% (a model, kernels/NOTES-codec-gpu.md, v14) and the count pass would
   // read the input a second time.

@@ -51,7 +51,8 @@ struct EncodeOptions {
   int table = 0;
 };
 inline constexpr int kTableAuto = 0, kTablePerBlock = 1, kTableShared = 2;
-inline constexpr int kMaxSharedLog2Block = 12;
+// The GPU encoder takes SHARED_TABLE only up to this block size (kInvalidArgument above it).
+inline constexpr int kMaxSharedLog2Block = format::kMaxSharedLog2BlockByDefault;
 
 // One buffer of a batched call. For compression `src` holds `count` elements and `dst` receives
 // the stream (`dst_capacity` bytes); for decompression `src` holds a stream of `src_bytes` bytes

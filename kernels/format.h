@@ -144,6 +144,11 @@ MPIZIP_HD constexpr uint64_t max_block_bytes(uint64_t n) {
   return align_up(kBitmapBytes + 2 * 256 + 4 + 4 * kLanes + 2 * n);
 }
 
+// The largest log2_block at which both codecs' default is SHARED_TABLE (blocks of at most 4096
+// symbols, where a block's own table is 0.7-1.9% of its input; kernels/NOTES-codec-gpu.md, v14).
+// Not a rule of the format: a SHARED_TABLE stream may have blocks of any size.
+inline constexpr int kMaxSharedLog2BlockByDefault = 12;
+
 // A table of `nsym` present symbols (bitmap and frequencies): its bytes in a block's head (padded
 // to 4, states follow) and as a SHARED_TABLE stream's plane table (padded to 16).
 MPIZIP_HD constexpr uint64_t block_table_bytes(uint32_t nsym) { return align_up(kBitmapBytes + 2 * nsym, 4); }
