@@ -4,8 +4,8 @@
 // of 32 symbols walked backward, renormalisation words compacted with a ballot), look-back (the
 // block's place in the stream), write-out. The fused kernel also writes the header and raw section;
 // the encode-only kernel leaves them to the split kernel (kernels/split_stage.cuh). A SHARED_TABLE
-// launch follows a count stage (kernels/count_stage.cuh) and gives each block its plane's table,
-// built from the counts, or its own where that is cheaper.
+// launch follows a count stage (kernels/count_stage.cuh), which counts the symbols and builds each
+// plane's table once; each block takes it, or its own where that is cheaper.
 //
 // Two ways to hold a block. The shared-memory instantiations (wide, middle, narrow) keep the whole
 // block's symbols in shared memory and let the words grow down into the space the coded symbols
@@ -106,16 +106,41 @@ struct Item {
   uint64_t cap;    // bytes
 };
 
-// A SHARED_TABLE launch's symbol counts (kernels/count_stage.cuh writes them, the encoder reads
-// them): per item and plane, kCountWords words in the workspace, the sampled counts of the 256
-// symbols (every kSample-th symbol of the plane) and then the plane's presence bitmap (all of them).
-// Zero before the count stage runs: workspace_init zeroes them, and the encoder's last group zeroes
-// what its launch used.
-inline constexpr uint32_t kCountWords = 256 + 8;
+// A SHARED_TABLE launch's counts region in the workspace (kernels/count_stage.cuh writes it, the
+// encoder reads it): kCountWords words per item and plane,
+// - [0, 256) the sampled counts of the 256 symbols (every kSample-th symbol of the plane) and
+//   [kBitmapAt, +8) the plane's presence bitmap (all of them): zero before the count stage, which
+//   adds into them (workspace_init zeroes them, and the encoder's last group zeroes what its launch
+//   used: the first kZeroWords);
+// - [kImageAt, +512) the plane's table, built once by the item's last count-stage CTA: for symbol
+//   s, word 2s = f | c << 16 (frequency and cumulative frequency), word 2s + 1 the divisor's m'
+//   (encode::divisor);
+// - plane 0's word kDoneAt: the item's count-stage CTAs that have finished (the last resets it).
+inline constexpr uint32_t kBitmapAt = 256;
+inline constexpr uint32_t kImageAt = kBitmapAt + 8;
+inline constexpr uint32_t kDoneAt = kImageAt + 512;
+inline constexpr uint32_t kZeroWords = kImageAt;
+inline constexpr uint32_t kCountWords = kDoneAt + 8;
 inline constexpr uint64_t kCountsBytes = uint64_t{scan::kMaxItems} * 2 * kCountWords * 4;
+static_assert(kCountWords * 4 % 16 == 0, "each item's and plane's words 16-byte aligned");
 __host__ __device__ constexpr uint64_t count_words_at(int item, int plane) {
   return (uint64_t{2} * static_cast<uint64_t>(item) + static_cast<uint64_t>(plane)) * kCountWords;
 }
+
+// The encoder's division by a frequency f: floor(x / f) = (x + umulhi(x, m')) >> k with
+// m' = ceil(2^(32+k) / f) - 2^32, k = ceil(log2 f): exact for every x < f << (32 - PB) (the
+// encoder's state after renormalisation).
+struct Divisor {
+  uint32_t mp, k;
+};
+__device__ __forceinline__ Divisor divisor(uint32_t f) {
+  const uint32_t k = f <= 1 ? 0 : 32 - __clz(f - 1);
+  // In double: the quotient's rounding error (< 2^-19) is below its distance to the next integer
+  // (>= 1/f) unless it is one, so the ceiling is exact.
+  const double q = ceil(static_cast<double>(uint64_t{1} << (32 + k)) / f);
+  return {static_cast<uint32_t>(static_cast<uint64_t>(q) - (uint64_t{1} << 32)), k};
+}
+__device__ __forceinline__ uint32_t divisor_shift(uint32_t f) { return f <= 1 ? 0 : 32 - __clz(f - 1); }
 
 struct Params {
   Item item[scan::kMaxItems];
@@ -125,7 +150,7 @@ struct Params {
   int log2_block;
   int prob_bits;
   bool checksum;
-  uint32_t* counts;   // SHARED_TABLE: the count stage's counts (kCountWords per item and plane); null:
+  uint32_t* counts;   // SHARED_TABLE: the count stage's region (kCountWords per item and plane); null:
                       // every block gets its own table
   scan::State* state;
   uint64_t* entries;  // look-back entries, one per ticket
@@ -221,16 +246,39 @@ struct PlaneTables {
   uint32_t bytes;
 };
 template <DType T>
-__device__ __forceinline__ PlaneTables plane_tables(const uint32_t* counts, int item) {
+__device__ __forceinline__ PlaneTables plane_tables(const volatile uint32_t* counts, int item) {
   const int lane = lanes::lane();
   PlaneTables pt{{0, 0}, 0};
 #pragma unroll
   for (int q = 0; q < format::planes(T); ++q) {
-    const uint32_t bm = lane < 8 ? counts[count_words_at(item, q) + 256 + lane] : 0;
+    const uint32_t bm = lane < 8 ? counts[count_words_at(item, q) + kBitmapAt + lane] : 0;
     pt.tbl_at[q] = pt.bytes;
     pt.bytes += static_cast<uint32_t>(format::shared_table_bytes(lanes::sum(static_cast<uint32_t>(__popc(bm)))));
   }
   return pt;
+}
+
+// A table in the stream at dst: the presence bitmap and the present symbols' frequencies (a block's
+// head, write_head; held by a group, its lanes' symbols as in ans::Table).
+template <bool kAligned>
+__device__ __forceinline__ void write_head(uint8_t* dst, const ans::Table& t) {
+  const int lane = lanes::lane();
+  uint32_t bmw = 0;
+#pragma unroll
+  for (int j = 0; j < ans::kSymsPerLane; ++j) bmw = lane == j ? t.bm[j] : bmw;
+  if (lane < 8) bytes::st32<kAligned>(dst + 4 * lane, bmw);
+#pragma unroll
+  for (int j = 0; j < ans::kSymsPerLane; ++j)
+    if (t.f[j]) bytes::st16<kAligned>(dst + 32 + 2 * t.rank(j), t.f[j]);
+  if (lane == 0 && (t.nsym & 1)) bytes::st16<kAligned>(dst + 32 + 2 * t.nsym, 0);
+}
+// A SHARED_TABLE stream's plane table at dst: bitmap and frequencies as a block's head, then zeros
+// to 16 bytes.
+template <bool kAligned>
+__device__ __forceinline__ void write_table(uint8_t* dst, const ans::Table& t) {
+  write_head<kAligned>(dst, t);
+  const uint32_t e = 32 + 2 * static_cast<uint32_t>(t.nsym), end = static_cast<uint32_t>(format::align_up(e));
+  if (e + lanes::lane() < end) dst[e + lanes::lane()] = 0;
 }
 
 template <DType T, bool kFused, bool kAligned, int kVariant>
@@ -422,31 +470,15 @@ struct BlockEncoder {
     }
   }
 
-  // A SHARED_TABLE launch's table of item i's plane, from the count stage's counts (every block
-  // of the plane builds the same one).
-  __device__ __forceinline__ ans::Table plane_table(int i, int plane) const {
-    const int lane = lanes::lane();
-    count_stage_done();
-    const uint32_t* c = p.counts + count_words_at(i, plane);
-    const uint32_t bm = lane < 8 ? c[256 + lane] : 0;
-    uint32_t cnt[ans::kSymsPerLane];
-    bool present[ans::kSymsPerLane];
-#pragma unroll
-    for (int j = 0; j < ans::kSymsPerLane; ++j) {
-      cnt[j] = c[lane + 32 * j];
-      present[j] = (lanes::shfl(bm, j) >> lane) & 1;
-    }
-    ans::Table t;
-    ans::normalize(cnt, present, p.prob_bits, t);
-    t.cumulate();
-    return t;
-  }
-
   // Phase 2: the table, from presence flags and sampled counts. In a SHARED_TABLE launch the block
-  // takes its plane's table unless its own is cheaper (own), by the block's sampled counts: a
-  // symbol of frequency f costs PB - log2 f bits, and the block's own table its head besides.
+  // takes its plane's table (the count stage's image of it) unless its own is cheaper (own), by the
+  // block's sampled counts: a symbol of frequency f costs PB - log2 f bits, on the block's own table
+  // about PB - log2(c M / n) for a count c of n, and the own table costs its head besides. The
+  // block's own estimate comes before the wait for the count stage, so that after it only the
+  // image's load, one sum and the plane's entries remain.
   __device__ __forceinline__ ans::Table build_table(int i, int plane, bool& own) {
     const int lane = lanes::lane();
+    const uint32_t m = 1u << p.prob_bits;
     uint32_t cnt[ans::kSymsPerLane];
     bool present[ans::kSymsPerLane];
 #pragma unroll
@@ -456,39 +488,60 @@ struct BlockEncoder {
     }
     lanes::sync();  // counts alias the table
     ans::Table t;
-    ans::normalize(cnt, present, p.prob_bits, t);
     own = true;
     if (p.counts) {
-      const ans::Table ts = plane_table(i, plane);
-      float own_bits = 0.f, plane_bits = 0.f;
-      uint32_t np = 0;
+      uint32_t n = 0, np = 0;
+      float clc = 0.f;
 #pragma unroll
       for (int j = 0; j < ans::kSymsPerLane; ++j) {
+        n += cnt[j];
         np += present[j];
-        if (cnt[j]) {
-          own_bits += static_cast<float>(cnt[j]) * log2f(static_cast<float>(t.f[j]));
-          plane_bits += static_cast<float>(cnt[j]) * log2f(static_cast<float>(ts.f[j]));
-        }
+        if (cnt[j]) clc += static_cast<float>(cnt[j]) * __log2f(static_cast<float>(cnt[j]));
       }
-      const float saved = kSample * (lanes::sum(own_bits) - lanes::sum(plane_bits));
-      own = saved > 8.f * static_cast<float>(format::block_table_bytes(lanes::sum(np)));
-      if (!own) t = ts;
+      n = lanes::sum(n);
+      // Sum of c log2 f over the sample on the block's own table, f = c M / n.
+      const float nf = static_cast<float>(n);
+      const float own_lf = lanes::sum(clc) + nf * (static_cast<float>(p.prob_bits) - (n ? __log2f(nf) : 0.f));
+      const float head_bits = 8.f * static_cast<float>(format::block_table_bytes(lanes::sum(np)));
+      count_stage_done();
+      // (Read past the caches: the count stage wrote it in this launch, at the address the
+      // previous launch's table had.)
+      const volatile uint64_t* img = reinterpret_cast<const volatile uint64_t*>(p.counts + count_words_at(i, plane) + kImageAt);
+      uint2 e[ans::kSymsPerLane];
+#pragma unroll
+      for (int j = 0; j < ans::kSymsPerLane; ++j) {
+        const uint64_t v = img[lane + 32 * j];
+        e[j] = make_uint2(static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32));
+      }
+      float plane_lf = 0.f;
+#pragma unroll
+      for (int j = 0; j < ans::kSymsPerLane; ++j)
+        if (cnt[j]) plane_lf += static_cast<float>(cnt[j]) * __log2f(static_cast<float>(e[j].x & 0xFFFFu));
+      own = kSample * (own_lf - lanes::sum(plane_lf)) > head_bits;
+      if (!own) {
+        // The plane's table: its entries from the image (no head in the stream).
+        t.nsym = 0;
+#pragma unroll
+        for (int j = 0; j < ans::kSymsPerLane; ++j) {
+          const uint32_t f = e[j].x & 0xFFFFu;
+          t.f[j] = f;
+          t.c[j] = e[j].x >> 16;
+          t.bm[j] = lanes::ballot(f != 0);
+          t.nsym += lanes::popc(t.bm[j]);
+          if (f) table[lane + 32 * j] = entry(e[j].y, f, t.c[j], divisor_shift(f), m, uint64_t{f} << (32 - p.prob_bits));
+        }
+        lanes::sync();
+        return t;
+      }
     }
+    ans::normalize(cnt, present, p.prob_bits, t);
     t.cumulate();
-    const uint32_t m = 1u << p.prob_bits;
 #pragma unroll
     for (int j = 0; j < ans::kSymsPerLane; ++j) {
       const uint32_t f = t.f[j];
       if (f) {
-        // floor(x / f) = (x + umulhi(x, m')) >> k with m' = ceil(2^(32+k) / f) - 2^32, k = ceil(log2 f):
-        // exact for every x < f << (32 - PB) (the encoder's state after renormalisation).
-        const uint32_t kk = f == 1 ? 0 : 32 - __clz(f - 1);
-        // In double: the quotient's rounding error (< 2^-19) is below its distance to the next
-        // integer (>= 1/f) unless it is one, so the ceiling is exact.
-        const double q = ceil(static_cast<double>(uint64_t{1} << (32 + kk)) / f);
-        const uint32_t mp = static_cast<uint32_t>(static_cast<uint64_t>(q) - (uint64_t{1} << 32));
-        const uint64_t xmax = uint64_t{f} << (32 - p.prob_bits);
-        table[lane + 32 * j] = entry(mp, f, t.c[j], kk, m, xmax);
+        const Divisor d = divisor(f);
+        table[lane + 32 * j] = entry(d.mp, f, t.c[j], d.k, m, uint64_t{f} << (32 - p.prob_bits));
       }
     }
     lanes::sync();
@@ -691,24 +744,6 @@ struct BlockEncoder {
 
   // Phase 5: the block at dst (its final place): bitmap and frequencies (write_head, or from the
   // streamed group's scratch, copy_head), then states, words and padding (write).
-  __device__ __forceinline__ static void write_head(uint8_t* dst, const ans::Table& t) {
-    const int lane = lanes::lane();
-    uint32_t bmw = 0;
-#pragma unroll
-    for (int j = 0; j < ans::kSymsPerLane; ++j) bmw = lane == j ? t.bm[j] : bmw;
-    if (lane < 8) bytes::st32<kAligned>(dst + 4 * lane, bmw);
-#pragma unroll
-    for (int j = 0; j < ans::kSymsPerLane; ++j)
-      if (t.f[j]) bytes::st16<kAligned>(dst + 32 + 2 * t.rank(j), t.f[j]);
-    if (lane == 0 && (t.nsym & 1)) bytes::st16<kAligned>(dst + 32 + 2 * t.nsym, 0);
-  }
-  // A SHARED_TABLE stream's plane table at dst: bitmap and frequencies as a block's head, then zeros
-  // to 16 bytes.
-  __device__ __forceinline__ static void write_table(uint8_t* dst, const ans::Table& t) {
-    write_head(dst, t);
-    const uint32_t e = 32 + 2 * static_cast<uint32_t>(t.nsym), end = static_cast<uint32_t>(format::align_up(e));
-    if (e + lanes::lane() < end) dst[e + lanes::lane()] = 0;
-  }
   // The streamed instantiation wrote the head to its scratch (16-byte aligned) when it built the
   // table, so that the table need not stay in registers while the block is coded.
   __device__ __forceinline__ static void copy_head(uint8_t* dst, const uint8_t* head, uint32_t bytes) {
@@ -838,14 +873,10 @@ __device__ void run(const Params& p, uint8_t* smem) {
       return;
     }
     uint8_t* dst = it.dst + data_off + off;
-    if (p.counts) {
-      // SHARED_TABLE: the first block of each plane writes the plane's table.
-      const uint64_t nbpp = format::blocks_per_plane(T, it.count, p.log2_block);
-      if (j % nbpp == 0) enc.write_table(it.dst + bt_end + pt.tbl_at[j / nbpp], enc.plane_table(i, static_cast<int>(j / nbpp)));
-    }
+    // (SHARED_TABLE: the count stage wrote the plane tables.)
     if (own) {
       if constexpr (kStreamed) enc.copy_head(dst, head, hb - 128);
-      else enc.write_head(dst, tab);
+      else write_head<kAligned>(dst, tab);
     }
     enc.write(dst, x, pos, hb, size);
     uint8_t* coded = it.dst + co;
@@ -919,7 +950,7 @@ __device__ void run(const Params& p, uint8_t* smem) {
     bool own = true;
     tab = enc.build_table(i, plane, own);
     int present = tab.nsym;
-    if constexpr (kStreamed) enc.write_head(head, tab);
+    if constexpr (kStreamed) write_head<kAligned>(head, tab);
     MPIZIP_PROF_MARK(2);
     uint32_t x, pos;
     const auto encode = [&] { return kStreamed ? enc.encode_streamed(it, plane, k, n, x, pos) : enc.encode(n, x, pos); };
@@ -932,7 +963,7 @@ __device__ void run(const Params& p, uint8_t* smem) {
         if constexpr (!kStreamed) enc.split(it, plane, k, n, false, false);
         tab = enc.build_flat();
         present = tab.nsym;
-        if constexpr (kStreamed) enc.write_head(head, tab);
+        if constexpr (kStreamed) write_head<kAligned>(head, tab);
         recoded = encode();
       }
       if (!recoded) {
@@ -957,7 +988,8 @@ __device__ void run(const Params& p, uint8_t* smem) {
   // The last group: every other group's writes are visible, and every group is done with the
   // counts, which it leaves zero for the next launch. Checksums and statuses go out.
   if (p.counts)
-    for (uint64_t w = lane; w < count_words_at(p.n, 0); w += lanes::kLanes) p.counts[w] = 0;
+    for (uint32_t w = lane; w < 2u * kZeroWords * static_cast<uint32_t>(p.n); w += lanes::kLanes)
+      p.counts[(w / kZeroWords) * kCountWords + w % kZeroWords] = 0;
   for (int i = lane; i < p.n; i += lanes::kLanes) {
     const int32_t err = p.state->err[i];
     const Item& it = p.item[i];

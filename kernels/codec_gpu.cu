@@ -31,43 +31,6 @@ constexpr int kSplitThreads = 256;
 constexpr int kDefaultProbBits = 10;
 constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 
-// Encoder CTAs a multiprocessor should be able to hold (a register cap): 1 leaves the compiler free.
-#ifndef MPIZIP_ENC_MIN_CTAS
-#define MPIZIP_ENC_MIN_CTAS 1
-#endif
-
-// Or a register cap (CUDA 12.4 and newer). A CTA of one warp lives on one of a multiprocessor's four
-// sub-partitions, whose 16 K registers hold floor(16384 / (32 x cap)) such warps. Three
-// shared-memory instantiations: the wide one takes 184 (2 a sub-partition, 8 groups a
-// multiprocessor; the split of whole blocks, encode::BlockEncoder::split_full, would take 190
-// uncapped), the middle one 168 (3: 12 groups, 11 at 16384-symbol blocks, where shared memory is the
-// limit) and the narrow one 128 (4: 16 groups at blocks of at most 4096 symbols). The fourth, the
-// streamed one (kernels/encode_stream.cu), holds no block in shared memory: 20 groups. The launcher
-// takes the one whose groups take the launch in the fewest waves, the wider of two that tie: where
-// the extra groups save a wave the tighter cap is 8-22% faster, and where they do not it only costs
-// (kernels/NOTES-codec-gpu.md, v9, v10 and v13). 0: no cap.
-#ifndef MPIZIP_ENC_MAXNREG
-#define MPIZIP_ENC_MAXNREG 184
-#endif
-#ifndef MPIZIP_ENC_MID_MAXNREG
-#define MPIZIP_ENC_MID_MAXNREG 168
-#endif
-#ifndef MPIZIP_ENC_NARROW_MAXNREG
-#define MPIZIP_ENC_NARROW_MAXNREG 128
-#endif
-#if MPIZIP_ENC_MAXNREG && MPIZIP_ENC_NARROW_MAXNREG && defined(__CUDACC__) && !defined(__HIPCC__) && \
-    !defined(MPIZIP_HIP) && (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
-#define MPIZIP_ENC_CAPS 1
-#define MPIZIP_ENC_BOUNDS __maxnreg__(MPIZIP_ENC_MAXNREG)
-#define MPIZIP_ENC_MID_BOUNDS __maxnreg__(MPIZIP_ENC_MID_MAXNREG)
-#define MPIZIP_ENC_NARROW_BOUNDS __maxnreg__(MPIZIP_ENC_NARROW_MAXNREG)
-#else
-// No register caps (HIP, older CUDA): the three shared-memory ones would be the same kernel, so the
-// wide one serves all three.
-#define MPIZIP_ENC_CAPS 0
-#define MPIZIP_ENC_BOUNDS __launch_bounds__(kEncThreads, MPIZIP_ENC_MIN_CTAS)
-#endif
-
 // Groups of the streamed instantiation that workspace_bytes() leaves scratch for (its 20 a
 // multiprocessor on up to 204 multiprocessors; an H200's 132 take 2,640); the launcher runs as many
 // as the caller's workspace holds. Launches of fewer
@@ -76,24 +39,6 @@ constexpr int kMaxGpuProbBits = 11;  // see encode::group_smem_bytes
 constexpr uint64_t kMaxStreamGroups = 4096;
 constexpr uint64_t kStreamMinBlocks = 1024;
 constexpr uint64_t kScratchAlign = 256;
-
-template <DType T, bool kFused, bool kAligned>
-__global__ void MPIZIP_ENC_BOUNDS encode_kernel(const MPIZIP_GRID_CONSTANT encode::Params p) {
-  extern __shared__ uint4 smem[];
-  encode::run<T, kFused, kAligned, encode::kWide>(p, reinterpret_cast<uint8_t*>(smem));
-}
-#if MPIZIP_ENC_CAPS
-template <DType T, bool kFused, bool kAligned>
-__global__ void MPIZIP_ENC_MID_BOUNDS encode_kernel_mid(const MPIZIP_GRID_CONSTANT encode::Params p) {
-  extern __shared__ uint4 smem[];
-  encode::run<T, kFused, kAligned, encode::kMid>(p, reinterpret_cast<uint8_t*>(smem));
-}
-template <DType T, bool kFused, bool kAligned>
-__global__ void MPIZIP_ENC_NARROW_BOUNDS encode_kernel_narrow(const MPIZIP_GRID_CONSTANT encode::Params p) {
-  extern __shared__ uint4 smem[];
-  encode::run<T, kFused, kAligned, encode::kNarrow>(p, reinterpret_cast<uint8_t*>(smem));
-}
-#endif
 
 // Decoder CTAs that fit a multiprocessor's shared memory (6; fp64's two tables: 3); the register
 // cap lets them all reside, since resident groups are what hides the rANS chains' latency. fp32
@@ -221,24 +166,8 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
   return dispatch(t, [&](auto tag) -> Status {
     constexpr DType T = decltype(tag)::value;
     // One kernel of each instantiation for this launch's form (fused or not, aligned or not).
-    const auto pick = [&](auto fused_aligned, auto fused_unaligned, auto split_aligned, auto split_unaligned) {
-      return fused ? (aligned ? (const void*)fused_aligned : (const void*)fused_unaligned)
-                   : (aligned ? (const void*)split_aligned : (const void*)split_unaligned);
-    };
-    const void* wide = pick(encode_kernel<T, true, true>, encode_kernel<T, true, false>,
-                            encode_kernel<T, false, true>, encode_kernel<T, false, false>);
-    const void* stream_k = encode_stream_kernel(T, fused, aligned);
-#if MPIZIP_ENC_CAPS
-    const void* kernels[4] = {
-        wide,
-        pick(encode_kernel_mid<T, true, true>, encode_kernel_mid<T, true, false>, encode_kernel_mid<T, false, true>,
-             encode_kernel_mid<T, false, false>),
-        pick(encode_kernel_narrow<T, true, true>, encode_kernel_narrow<T, true, false>,
-             encode_kernel_narrow<T, false, true>, encode_kernel_narrow<T, false, false>),
-        stream_k};
-#else
-    const void* kernels[4] = {wide, wide, wide, stream_k};
-#endif
+    const void* kernels[4] = {encode_wide_kernel(T, fused, aligned), encode_mid_kernel(T, fused, aligned),
+                              encode_narrow_kernel(T, fused, aligned), encode_stream_kernel(T, fused, aligned)};
     const uint32_t smem_max = kEncGroups * encode::group_smem_bytes(format::kMaxLog2Block, kMaxGpuProbBits);
     const uint32_t stream_smem = kEncGroups * encode::stream_group_smem_bytes<T>();
     const uint64_t work = (total + kEncGroups - 1) / kEncGroups;
@@ -272,7 +201,7 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
         cp.item[i] = p.item[i];
         max_chunks = std::max(max_chunks, (buffers[i].count * format::elem_bytes(t) + 15) / 16);
       }
-      cp.n = n, cp.stored = p.stored, cp.counts = p.counts;
+      cp.n = n, cp.stored = p.stored, cp.counts = p.counts, cp.log2_block = p.log2_block, cp.prob_bits = p.prob_bits;
       const void* ck = aligned ? (const void*)count_kernel<T, true> : (const void*)count_kernel<T, false>;
       int resident = 0;
       MPIZIP_CHECK(resident_ctas(ck, count::kThreads, 0, 0, &resident));

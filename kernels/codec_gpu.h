@@ -75,8 +75,8 @@ int resolve_prob_bits(const EncodeOptions& opt);
 bool resolve_shared_table(format::DType t, uint64_t count, const EncodeOptions& opt);
 
 // Workspace for compressing or decompressing buffers of `total_count` elements altogether (the sum
-// over a batch): 1 KiB of launch state, 132 KiB of symbol counts (a SHARED_TABLE launch's, 2 KiB
-// per buffer and plane), 8 bytes per block of the smallest block size (1024 symbols), at most 0.8%
+// over a batch): 1 KiB of launch state, 392 KiB of symbol counts and plane tables (a SHARED_TABLE
+// launch's, 3 KiB per buffer and plane), 8 bytes per block of the smallest block size (1024 symbols), at most 0.8%
 // of the input (e5m2; bf16 0.4%) plus 4 KiB; then, for 1024 blocks or more,
 // the streamed encoder's scratch: a slot of ~1.13 bytes a symbol of a block for each block up to
 // 4096 (bf16 at 16384-symbol blocks: 56% of the input at 64 MiB, 72 MiB from 128 MiB). A smaller

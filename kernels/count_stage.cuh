@@ -1,8 +1,9 @@
 // The count stage of a SHARED_TABLE compression (docs/FORMAT.md, "Plane tables"): one pass over
-// every item's input that counts its symbols, per plane, into the workspace (encode::kCountWords
-// words per item and plane: the sampled counts, then the presence bitmap), so that the encoder
-// builds one table per plane from them before it codes any block. It reads the input and writes
-// nothing else; the encoder's launch follows it on the same stream.
+// every item's input that counts its symbols, per plane, into the workspace's counts region
+// (encode::kCountWords words per item and plane: the sampled counts, the presence bitmap), then,
+// in the item's last CTA to finish, each plane's table from them, once: its image for the encoder
+// (frequencies, cumulative frequencies and divisors, encode::kImageAt) and its copy in the stream
+// (after the block table). The encoder's launch follows it on the same stream.
 //
 // The counts are a sample (symbol k of each chunk for k a multiple of encode::kSample: a quarter of
 // the symbols, fp64's half) and the presence is exact: every symbol of the plane is present in its
@@ -12,6 +13,7 @@
 #include <cstdint>
 
 #include "kernels/ans_encode.cuh"
+#include "kernels/ans_table.cuh"
 #include "kernels/bytes.cuh"
 #include "kernels/format.h"
 #include "kernels/lanes.cuh"
@@ -40,8 +42,40 @@ struct Params {
   encode::Item item[scan::kMaxItems];
   uint64_t stored;  // bit i: item i is written STORED (nothing to count)
   int n;
+  int log2_block;
+  int prob_bits;
   uint32_t* counts;  // encode::Params::counts
 };
+
+// Plane q's table of an item, by one warp of the item's last CTA, from its complete counts: the
+// image the encoder's blocks take it from, and the stream's copy, where the stream has room for it
+// (where it has not, the encoder reports the truncation).
+template <DType T, bool kAligned>
+__device__ void build_plane_table(const Params& p, int item, int q) {
+  const int lane = lanes::lane();
+  // The other CTAs' sums are at L2 (atomics): read past this multiprocessor's cache.
+  uint32_t* w = p.counts + encode::count_words_at(item, q);
+  const volatile uint32_t* vw = w;
+  const uint32_t bm = lane < 8 ? vw[encode::kBitmapAt + lane] : 0;
+  uint32_t cnt[ans::kSymsPerLane];
+  bool present[ans::kSymsPerLane];
+#pragma unroll
+  for (int j = 0; j < ans::kSymsPerLane; ++j) {
+    cnt[j] = vw[lane + 32 * j];
+    present[j] = (lanes::shfl(bm, j) >> lane) & 1;
+  }
+  ans::Table t;
+  ans::normalize(cnt, present, p.prob_bits, t);
+  t.cumulate();
+  uint2* img = reinterpret_cast<uint2*>(w + encode::kImageAt);
+#pragma unroll
+  for (int j = 0; j < ans::kSymsPerLane; ++j)
+    img[lane + 32 * j] = make_uint2(t.f[j] | (t.c[j] << 16), t.f[j] ? encode::divisor(t.f[j]).mp : 0);
+  const encode::Item& it = p.item[item];
+  const encode::PlaneTables pt = encode::plane_tables<T>(p.counts, item);
+  const uint64_t at = format::coded_offset(T, it.count) + format::block_data_offset(T, it.count, p.log2_block) + pt.tbl_at[q];
+  if (at + format::shared_table_bytes(static_cast<uint32_t>(t.nsym)) <= it.cap) encode::write_table<kAligned>(it.dst + at, t);
+}
 
 // Grid: blockIdx.y is the item, blockIdx.x strides over its 16-byte chunks. Each warp counts into
 // its own histogram in shared memory (symbols of float data crowd into a few values, and one
@@ -103,8 +137,19 @@ __device__ void run(const Params& p) {
     if (sum) atomicAdd(out + q * encode::kCountWords + tid, sum);
     // Symbol tid's presence bit: word tid / 32 of the bitmap, one atomic a warp.
     const uint32_t bits = lanes::ballot(seen[q][tid] != 0);
-    if (lanes::lane() == 0 && bits) atomicOr(out + q * encode::kCountWords + 256 + warp, bits);
+    if (lanes::lane() == 0 && bits) atomicOr(out + q * encode::kCountWords + encode::kBitmapAt + warp, bits);
   }
+  // The item's last CTA to finish (its counts complete) builds the plane tables, a warp a plane,
+  // and sets the item's counter back to zero for the next launch.
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) last = atomicAdd(out + encode::kDoneAt, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  if (tid == 0) out[encode::kDoneAt] = 0;
+  if (warp < kPlanes) build_plane_table<T, kAligned>(p, item, warp);
 }
 
 }  // namespace mpizip::kernels::count

@@ -1,8 +1,6 @@
 // The streamed encoder's kernels (encode::kStream, kernels/ans_encode.cuh), in a translation unit of
-// their own so that they compile beside codec_gpu.cu's; codec_gpu.cu's launcher picks among them
-// and the shared-memory instantiations.
-#include "kernels/ans_encode.cuh"
-#include "kernels/launch.h"
+// their own (kernels/encode_kernels.cuh).
+#include "kernels/encode_kernels.cuh"
 
 namespace mpizip::kernels::gpu::launch {
 
@@ -29,14 +27,10 @@ __global__ void MPIZIP_ENC_STREAM_BOUNDS encode_kernel_stream(const MPIZIP_GRID_
 }  // namespace
 
 const void* encode_stream_kernel(DType t, bool fused, bool aligned) {
-  const void* k = nullptr;
-  (void)dispatch(t, [&](auto tag) -> Status {
-    constexpr DType T = decltype(tag)::value;
-    k = fused ? (aligned ? (const void*)encode_kernel_stream<T, true, true> : (const void*)encode_kernel_stream<T, true, false>)
-              : (aligned ? (const void*)encode_kernel_stream<T, false, true> : (const void*)encode_kernel_stream<T, false, false>);
-    return Status::kOk;
+  return pick_kernel(t, fused, aligned, [](auto type, auto f, auto a) {
+    return reinterpret_cast<const void*>(
+        encode_kernel_stream<decltype(type)::value, decltype(f)::value, decltype(a)::value>);
   });
-  return k;
 }
 
 }  // namespace mpizip::kernels::gpu::launch

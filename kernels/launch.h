@@ -38,8 +38,12 @@ inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 
 // to 67.5 KiB (kernels/ans_encode.cuh), so CTAs of one group pack a multiprocessor best.
 inline constexpr int kEncThreads = MPIZIP_WARP_SIZE;
 
-// The streamed encoder's kernel for one form of launch (kernels/encode_stream.cu).
-const void* encode_stream_kernel(DType t, bool fused, bool aligned);
+// The encoder's kernel of each variant (encode::Variant) for one form of launch: each variant's
+// kernels compile in a translation unit of their own (kernels/encode_kernels.cuh), side by side.
+const void* encode_wide_kernel(DType t, bool fused, bool aligned);    // kernels/encode_wide.cu
+const void* encode_mid_kernel(DType t, bool fused, bool aligned);     // kernels/encode_mid.cu
+const void* encode_narrow_kernel(DType t, bool fused, bool aligned);  // kernels/encode_narrow.cu
+const void* encode_stream_kernel(DType t, bool fused, bool aligned);  // kernels/encode_stream.cu
 
 // CTAs of `kernel` that fit on the whole GPU at once, for `smem` bytes of dynamic shared memory.
 // Probed once per kernel, device and size: the hot path then costs a map lookup.

@@ -8,7 +8,8 @@ src=${MPIZIP_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 command -v hipcc >/dev/null 2>&1 || { echo "hip_compile: no hipcc, skipped"; exit 77; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-files="kernels/codec_gpu.cu kernels/encode_stream.cu kernels/reduce_gpu.cu coll/backend_gpu.cu"
+files="kernels/codec_gpu.cu kernels/encode_wide.cu kernels/encode_mid.cu kernels/encode_narrow.cu kernels/encode_stream.cu
+       kernels/reduce_gpu.cu coll/backend_gpu.cu"
 jobs=""
 for f in $files; do
   b=$(basename "$f")

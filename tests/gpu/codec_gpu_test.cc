@@ -438,9 +438,9 @@ TEST(CodecGpuApi, EveryEncoderFallsBackOnTheSameBlocks) {
 // forced, it writes there (and so ran); with no room for a slot it is refused, while the launcher's
 // own choice then takes a shared-memory instantiation.
 TEST(CodecGpuApi, StreamedEncoderUsesTheWorkspaceScratch) {
-  // The workspace: 1 KiB of state, 132 KiB of counts, the entries; the scratch from ~133.2 KiB.
-  // kSlotless holds the first three and no slot.
-  constexpr uint64_t kCount = 300007, kWs = 4 << 20, kPoisonFrom = 134 << 10, kSlotless = 140 << 10;
+  // The workspace: 1 KiB of state, 392 KiB of counts and plane tables, the entries; the scratch
+  // from ~393.2 KiB. kSlotless holds the first three and no slot.
+  constexpr uint64_t kCount = 300007, kWs = 4 << 20, kPoisonFrom = 394 << 10, kSlotless = 400 << 10;
   const auto v = realistic(DType::kBf16, kCount, 12);
   const uint64_t cap = gpu::max_compressed_size(DType::kBf16, kCount);
   DevBuf src(2 * kCount), dst(cap), ws(kWs);
@@ -581,8 +581,9 @@ TEST(CodecGpuCorrupt, FlippedAndTruncatedStreams) {
 
 // One table per plane (SHARED_TABLE): taken where blocks have at most 4096 symbols, smaller than a
 // table per block, the same stream from run to run and from split + encode (the count stage's
-// counts start from zero every launch: the encoder's last group leaves them so), and in batches
-// each buffer's own tables.
+// counts start from zero every launch: the encoder's last group leaves them so, and the count
+// stage its counters of finished CTAs), built once by the count stage, and in batches each
+// buffer's own tables.
 TEST(CodecGpuSharedTable, TakenSmallerAndRepeatable) {
   constexpr uint64_t kCount = 1 << 19;  // 1 MiB of bf16 U[-1, 1]: 4096-symbol blocks
   const std::vector<uint16_t> v = uniform_bf16(kCount, 21);
@@ -599,11 +600,25 @@ TEST(CodecGpuSharedTable, TakenSmallerAndRepeatable) {
   EXPECT_EQ(shared, gpu_compress(DType::kBf16, v.data(), kCount));
   EXPECT_EQ(shared, gpu_compress(DType::kBf16, v.data(), kCount, {}, 0, 0, true));
   round_trip(DType::kBf16, v.data(), kCount);
-  // Every count the launches used is zero again (the counts: 132 KiB after the 1 KiB of state).
-  std::vector<uint32_t> counts(135168 / 4);
+  // The counts region (after the 1 KiB of state): 784 words a buffer and plane, 264 of sampled
+  // counts and presence bitmap, zero again after every launch, then the plane's table as the count
+  // stage built it (frequency | cumulative frequency << 16, divisor), then its counter of
+  // finished CTAs at 776 (plane 0's), zero again too.
+  constexpr size_t kWords = 784, kZeroed = 264, kDone = 776;
+  std::vector<uint32_t> counts(64 * 2 * kWords);
   cudaDeviceSynchronize();
   cudaMemcpy(counts.data(), g_env->ws.get() + 1024, counts.size() * 4, cudaMemcpyDeviceToHost);
-  EXPECT_EQ(std::count(counts.begin(), counts.end(), 0u), static_cast<long>(counts.size()));
+  size_t left = 0;
+  for (size_t w = 0; w < counts.size(); ++w) left += (w % kWords < kZeroed || w % kWords == kDone) && counts[w];
+  EXPECT_EQ(left, 0u) << "counts or counters left for the next launch";
+  uint32_t fsum = 0, csum_ok = 1, run = 0;
+  for (size_t s = 0; s < 256; ++s) {
+    const uint32_t e = counts[kZeroed + 2 * s], f = e & 0xFFFF;
+    if (f) csum_ok &= (e >> 16) == run;
+    fsum += f, run += f;
+  }
+  EXPECT_EQ(fsum, 1024u) << "the plane's table, as the count stage built it, sums to 2^PB";
+  EXPECT_EQ(csum_ok, 1u) << "its cumulative frequencies";
   // A batch: each buffer its own counts and tables, each stream as the buffer compressed alone.
   const uint64_t sizes[] = {kCount, 1, 300, kCount / 3, 0, 5000};
   std::vector<std::unique_ptr<DevBuf>> src, dst;
