@@ -27,6 +27,8 @@ AC_DEFUN([MPIZIP_CUDA], [
     AS_IF([test "x$with_cuda" != xcheck && test "x$mpizip_have_cuda" != xyes],
           [AC_MSG_ERROR([--with-cuda given but nvcc or cuda_runtime.h not found])])
   ])
+  # An nvcc without the runtime's headers (a partial toolkit) builds without CUDA: nothing of it is linked.
+  AS_IF([test "x$mpizip_have_cuda" != xyes], [CUDA_CPPFLAGS= CUDA_LDFLAGS= CUDA_LIBS=])
   : ${NVCC_ARCH_FLAGS:="-gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90"}
   AS_IF([test "x$mpizip_have_cuda" = xyes], [AC_DEFINE([MPIZIP_HAVE_CUDA], [1], [CUDA support])])
   AC_SUBST([CUDA_CPPFLAGS])
