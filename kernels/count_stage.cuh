@@ -27,6 +27,11 @@ inline constexpr int kThreads = 256;
 inline constexpr int kWarps = kThreads / lanes::kLanes;
 // Chunks a thread loads at once (all in flight before the first is counted).
 inline constexpr int kChunksPerThread = 4;
+// The launch takes at most 1 / kResidentShare of the CTAs that fit the GPU at once (2 a
+// multiprocessor on an H200), each striding over its item's chunks: every CTA ends with a global
+// atomic per symbol value it saw, on the few values float data crowd into, and the item's last CTA
+// builds the tables only after all of them, so the fewer the CTAs, the shorter that tail.
+inline constexpr int kResidentShare = 4;
 
 // The encoder's launch follows this one as a programmatic dependent launch where the hardware has
 // it (sm_90): it may start once every CTA of this grid has started (let_dependents_start), runs its
@@ -141,10 +146,13 @@ __device__ void run(const Params& p) {
   }
   // The item's last CTA to finish (its counts complete) builds the plane tables, a warp a plane,
   // and sets the item's counter back to zero for the next launch.
+  // (The barrier, then thread 0's fence, order every thread's atomics before its count.)
   __shared__ bool last;
-  __threadfence();
   __syncthreads();
-  if (tid == 0) last = atomicAdd(out + encode::kDoneAt, 1u) == gridDim.x - 1;
+  if (tid == 0) {
+    __threadfence();
+    last = atomicAdd(out + encode::kDoneAt, 1u) == gridDim.x - 1;
+  }
   __syncthreads();
   if (!last) return;
   __threadfence();
