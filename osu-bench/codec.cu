@@ -3,8 +3,8 @@
 // and speed in GB/s of original data (10^9 bytes/s). Every timed round trip is checked bit-exact.
 //
 //   codec [--types=bf16,fp16,fp32,fp64,e4m3,e5m2] [--data=uniform,normal,real,constant]
-//         [--min=256K] [--max=1G] [--log2-block=N] [--max-ctas=N] [--encoder=N] [--table=auto|block|shared]
-//         [--json=FILE] [--commit=SHA]
+//         [--min=256K] [--max=1G] [--log2-block=N] [--prob-bits=N] [--max-ctas=N] [--encoder=N]
+//         [--table=auto|block|shared] [--json=FILE] [--commit=SHA]
 //
 // --encoder forces one of the encoder's instantiations (1 wide, 2 middle, 3 narrow, 4 streamed; 0, the
 // default: the launcher's choice), to time each against the others in one run.
@@ -95,7 +95,7 @@ struct Options {
   std::vector<std::string> types{"bf16", "fp16", "fp32", "fp64", "e4m3", "e5m2"};
   std::vector<std::string> data{"uniform", "normal", "real", "constant"};
   uint64_t min = 256 * 1024, max = uint64_t{1} << 30;
-  int log2_block = 0, max_ctas = 0, encoder = 0, table = 0;
+  int log2_block = 0, prob_bits = 0, max_ctas = 0, encoder = 0, table = 0;
   std::string json, commit = "unknown";
 };
 
@@ -112,6 +112,7 @@ Options parse(int argc, char** argv) {
     else if (const char* v = val("--min=")) o.min = parse_size(v);
     else if (const char* v = val("--max=")) o.max = parse_size(v);
     else if (const char* v = val("--log2-block=")) o.log2_block = std::atoi(v);
+    else if (const char* v = val("--prob-bits=")) o.prob_bits = std::atoi(v);
     else if (const char* v = val("--max-ctas=")) o.max_ctas = std::atoi(v);
     else if (const char* v = val("--encoder=")) o.encoder = std::atoi(v);
     else if (const char* v = val("--table=")) {
@@ -121,7 +122,7 @@ Options parse(int argc, char** argv) {
     else if (const char* v = val("--json=")) o.json = v;
     else if (const char* v = val("--commit=")) o.commit = v;
     else {
-      std::fprintf(stderr, "usage: %s [--types=..] [--data=..] [--min=256K] [--max=1G] [--log2-block=N] "
+      std::fprintf(stderr, "usage: %s [--types=..] [--data=..] [--min=256K] [--max=1G] [--log2-block=N] [--prob-bits=N] "
                            "[--max-ctas=N] [--encoder=0-4] [--table=auto|block|shared] [--json=FILE] [--commit=SHA]\n",
                            argv[0]);
       std::exit(2);
@@ -193,6 +194,7 @@ class Bench {
       const int reps = bytes <= (uint64_t{16} << 20) ? 50 : bytes <= (uint64_t{256} << 20) ? 20 : 10;
       gpu::EncodeOptions opt;
       opt.log2_block = o_.log2_block;
+      opt.prob_bits = o_.prob_bits;
       opt.max_ctas = o_.max_ctas;
       opt.encoder = o_.encoder;
       opt.table = o_.table;
