@@ -42,8 +42,9 @@ struct Table {
 };
 
 // Scales sampled counts to frequencies summing to exactly M = 1 << pb, every present symbol at
-// least 1 (present may exceed what the sample saw). The largest frequency absorbs the rounding
-// difference: the cheapest place for it, since its code length changes least.
+// least 1 (present may exceed what the sample saw). The largest frequency absorbs what rounding
+// leaves (after one more scaling where rounding missed by much): the cheapest place for it, since
+// its code length changes least.
 __device__ __forceinline__ void normalize(const uint32_t (&cnt)[kSymsPerLane], const bool (&present)[kSymsPerLane], int pb,
                                  Table& t) {
   const uint32_t m = 1u << pb;
@@ -52,19 +53,39 @@ __device__ __forceinline__ void normalize(const uint32_t (&cnt)[kSymsPerLane], c
   for (int j = 0; j < kSymsPerLane; ++j) n += cnt[j];
   n = lanes::sum(n);
   // Any scaling will do (the decoder reads the table); float keeps it to one multiply a symbol.
-  const float scale = n ? static_cast<float>(m) / static_cast<float>(n) : 0.f;
-  uint32_t total = 0;
+  float scale = n ? static_cast<float>(m) / static_cast<float>(n) : 0.f;
+  const auto quantize = [&] {
+    uint32_t total = 0;
 #pragma unroll
-  for (int j = 0; j < kSymsPerLane; ++j) {
-    uint32_t f = 0;
-    if (present[j]) {
-      f = static_cast<uint32_t>(cnt[j] * scale + 0.5f);
-      f = f ? f : 1;
+    for (int j = 0; j < kSymsPerLane; ++j) {
+      uint32_t f = 0;
+      if (present[j]) {
+        f = static_cast<uint32_t>(cnt[j] * scale + 0.5f);
+        f = f ? f : 1;
+      }
+      t.f[j] = f;
+      total += f;
     }
-    t.f[j] = f;
-    total += f;
+    return lanes::sum(total);
+  };
+  uint32_t total = quantize();
+  // Rare symbols raised to 1 can overshoot M by many units (a plane of fp16 U[-1,1]: 121 symbols
+  // present, ~90 units over 1024), and one frequency absorbing them all (below) would cost its
+  // symbol dearly. Where the sum misses M by more than kSlack, the symbols above 1 are scaled once
+  // more by (M - ones) / (sum - ones): in a model of this code on the CPU (fp16 and bf16, blocks of
+  // 4096 symbols to planes of 2^19), that one step lands where the optimal integer frequencies
+  // cost within 0.01%, and it saves 0.09 bits a symbol on a plane of fp16.
+  constexpr uint32_t kSlack = 8;
+  if (total > m + kSlack || total + kSlack < m) {
+    uint32_t ones = 0;
+#pragma unroll
+    for (int j = 0; j < kSymsPerLane; ++j) ones += t.f[j] == 1;
+    ones = lanes::sum(ones);
+    if (total > ones && m > ones) {
+      scale *= static_cast<float>(m - ones) / static_cast<float>(total - ones);
+      total = quantize();
+    }
   }
-  total = lanes::sum(total);
   // Every frequency is at least 1 and at most 256 symbols exist, so with m >= 512 a surplus can
   // always be taken from frequencies above 1: the loop ends after at most 256 rounds, usually 1.
   while (total != m) {
