@@ -206,7 +206,7 @@ Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uin
       int resident = 0;
       MPIZIP_CHECK(resident_ctas(ck, count::kThreads, 0, 0, &resident));
       const uint64_t per_cta = uint64_t{count::kThreads} * count::kChunksPerThread;
-      const int cgrid = grid_for((max_chunks + per_cta - 1) / per_cta, std::max(1, resident / count::kResidentShare), opt.max_ctas);
+      const int cgrid = grid_for((max_chunks + per_cta - 1) / per_cta, resident, opt.max_ctas);
       void* cargs[] = {&cp};
       MPIZIP_GPU_CHECK(gpuLaunchKernel(ck, dim3(std::max(cgrid, 1), n), dim3(count::kThreads), cargs, 0,
                                        static_cast<gpuStream_t>(stream)));

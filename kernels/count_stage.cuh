@@ -27,11 +27,9 @@ inline constexpr int kThreads = 256;
 inline constexpr int kWarps = kThreads / lanes::kLanes;
 // Chunks a thread loads at once (all in flight before the first is counted).
 inline constexpr int kChunksPerThread = 4;
-// The launch takes at most 1 / kResidentShare of the CTAs that fit the GPU at once (2 a
-// multiprocessor on an H200), each striding over its item's chunks: every CTA ends with a global
-// atomic per symbol value it saw, on the few values float data crowd into, and the item's last CTA
-// builds the tables only after all of them, so the fewer the CTAs, the shorter that tail.
-inline constexpr int kResidentShare = 4;
+// The launch takes a CTA for every kThreads x kChunksPerThread chunks, up to as many as fit the GPU
+// at once. (A quarter of those, each striding over four times the chunks, measured slower: bf16
+// 16 MiB compressed in 56.8 us against 50.9, kernels/NOTES-codec-gpu.md, v15.)
 
 // The encoder's launch follows this one as a programmatic dependent launch where the hardware has
 // it (sm_90): it may start once every CTA of this grid has started (let_dependents_start), runs its
@@ -52,11 +50,12 @@ struct Params {
   uint32_t* counts;  // encode::Params::counts
 };
 
-// Plane q's table of an item, by one warp of the item's last CTA, from its complete counts: the
-// image the encoder's blocks take it from, and the stream's copy, where the stream has room for it
-// (where it has not, the encoder reports the truncation).
+// Plane q's table of an item, by one warp of the item's last CTA, from its complete counts: each
+// symbol's frequency and cumulative frequency to fc (f | c << 16; the CTA then writes the image the
+// encoder's blocks take it from), and the stream's copy, where the stream has room for it (where it
+// has not, the encoder reports the truncation).
 template <DType T, bool kAligned>
-__device__ void build_plane_table(const Params& p, int item, int q) {
+__device__ void build_plane_table(const Params& p, int item, int q, uint32_t* fc) {
   const int lane = lanes::lane();
   // The other CTAs' sums are at L2 (atomics): read past this multiprocessor's cache.
   uint32_t* w = p.counts + encode::count_words_at(item, q);
@@ -72,10 +71,8 @@ __device__ void build_plane_table(const Params& p, int item, int q) {
   ans::Table t;
   ans::normalize(cnt, present, p.prob_bits, t);
   t.cumulate();
-  uint2* img = reinterpret_cast<uint2*>(w + encode::kImageAt);
 #pragma unroll
-  for (int j = 0; j < ans::kSymsPerLane; ++j)
-    img[lane + 32 * j] = make_uint2(t.f[j] | (t.c[j] << 16), t.f[j] ? encode::divisor(t.f[j]).mp : 0);
+  for (int j = 0; j < ans::kSymsPerLane; ++j) fc[lane + 32 * j] = t.f[j] | (t.c[j] << 16);
   const encode::Item& it = p.item[item];
   const encode::PlaneTables pt = encode::plane_tables<T>(p.counts, item);
   const uint64_t at = format::coded_offset(T, it.count) + format::block_data_offset(T, it.count, p.log2_block) + pt.tbl_at[q];
@@ -157,7 +154,16 @@ __device__ void run(const Params& p) {
   if (!last) return;
   __threadfence();
   if (tid == 0) out[encode::kDoneAt] = 0;
-  if (warp < kPlanes) build_plane_table<T, kAligned>(p, item, warp);
+  __shared__ uint32_t fc[kPlanes][256];
+  if (warp < kPlanes) build_plane_table<T, kAligned>(p, item, warp, fc[warp]);
+  __syncthreads();
+  // The image: a symbol a thread, its divisor (a division in double) beside its frequencies.
+#pragma unroll
+  for (int q = 0; q < kPlanes; ++q) {
+    const uint32_t e = fc[q][tid], f = e & 0xFFFFu;
+    reinterpret_cast<uint2*>(out + q * encode::kCountWords + encode::kImageAt)[tid] =
+        make_uint2(e, f ? encode::divisor(f).mp : 0);
+  }
 }
 
 }  // namespace mpizip::kernels::count
