@@ -1,5 +1,7 @@
-// Host side of the GPU codec (kernels/codec_gpu.h): argument checks, launch shapes, and the one
-// place where the runtime element type picks a kernel instantiation.
+// Host side of the GPU codec (kernels/codec_gpu.h): argument checks, launch shapes, and the
+// instantiations of the decoder, the split stage and the count stage (the encoder's are in
+// kernels/encode_*.cu, kernels/encode_kernels.cuh); the runtime element type picks one through
+// launch::dispatch.
 #include "kernels/codec_gpu.h"
 
 #include <algorithm>
