@@ -417,8 +417,8 @@ struct BlockEncoder {
     // its split phase had one chunk a lane in flight; not measured on its own since it has four).
     if (kStreamed && kAligned && lane == 0 && chunk0 * 16 < nbytes)
       bytes::prefetch_l2(it.src + chunk0 * 16, static_cast<uint32_t>(min(uint64_t{nch} * 16, nbytes - chunk0 * 16) & ~uint64_t{15}));
-    // A SHARED_TABLE launch counts here too, and builds its tables from the count stage's counts
-    // (kernels/NOTES-codec-gpu.md, v14: skipping this work behind a branch slowed every launch).
+    // A SHARED_TABLE launch counts here too: the block's counts decide between its own table and
+    // its plane's (the count stage's), and give its own where it keeps one.
     for (int i = lane; i < 256 / 4 + 256 / 16; i += lanes::kLanes) {
       if (i < 64) reinterpret_cast<uint4*>(counts)[i] = make_uint4(0, 0, 0, 0);
       else reinterpret_cast<uint4*>(flags)[i - 64] = make_uint4(0, 0, 0, 0);
