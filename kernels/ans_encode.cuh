@@ -133,14 +133,14 @@ __host__ __device__ constexpr uint64_t count_words_at(int item, int plane) {
 struct Divisor {
   uint32_t mp, k;
 };
+__device__ __forceinline__ uint32_t divisor_shift(uint32_t f) { return f <= 1 ? 0 : 32 - __clz(f - 1); }
 __device__ __forceinline__ Divisor divisor(uint32_t f) {
-  const uint32_t k = f <= 1 ? 0 : 32 - __clz(f - 1);
+  const uint32_t k = divisor_shift(f);
   // In double: the quotient's rounding error (< 2^-19) is below its distance to the next integer
   // (>= 1/f) unless it is one, so the ceiling is exact.
   const double q = ceil(static_cast<double>(uint64_t{1} << (32 + k)) / f);
   return {static_cast<uint32_t>(static_cast<uint64_t>(q) - (uint64_t{1} << 32)), k};
 }
-__device__ __forceinline__ uint32_t divisor_shift(uint32_t f) { return f <= 1 ? 0 : 32 - __clz(f - 1); }
 
 struct Params {
   Item item[scan::kMaxItems];
