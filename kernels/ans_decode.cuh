@@ -131,10 +131,29 @@ __device__ Stream read_stream(const Item& it) {
   return s;
 }
 
+// A slot of the fast table: f << 20 | sym << 12 | (slot - c). f (at most 2^11) and the bias each
+// come out in one operation and feed the state update together, so a step's table lookup is two
+// dependent operations deep, not three; the symbol is the low byte of e >> 12, which a byte store
+// takes as it is (kernels/NOTES-codec-gpu.md, v16).
+__device__ __forceinline__ constexpr uint32_t slot_entry(uint32_t f, uint32_t sym, uint32_t bias) {
+  return (f << 20) | (sym << 12) | bias;
+}
+__device__ __forceinline__ uint32_t slot_freq(uint32_t e) { return e >> 20; }
+__device__ __forceinline__ uint32_t slot_bias(uint32_t e) { return e & 0xFFF; }
+__device__ __forceinline__ uint32_t slot_sym(uint32_t e) { return (e >> 12) & 0xFF; }
+static_assert(kFastProbBits <= 11, "a slot holds f <= 2^11 in 12 bits and the bias in 12");
+
+// A renormalising lane's state after taking 16-bit word `idx` of the words window from v (the
+// 32-bit pair holding it): (x << 16) | word, as one byte permutation (x < 2^16 here, so nothing of
+// it is lost), not a mask or shift of v then a multiply-add.
+__device__ __forceinline__ uint32_t shift_in(uint32_t x, uint32_t v, uint32_t idx) {
+  return __byte_perm(x, v, 0x1054u + (idx & 1) * 0x22u);
+}
+
 // One plane's block: its table in shared memory, its lanes' states, its words window.
 template <bool kAligned>
 struct PlaneDecoder {
-  uint32_t* table;  // fast: per slot sym << 24 | f << 12 | (slot - c); slow: cum[257] then sym[256]
+  uint32_t* table;  // fast: per slot slot_entry(f, sym, slot - c); slow: cum[257] then sym[256]
   uint8_t* win;     // the window's symbols
   const uint8_t* words;
   const uint8_t* end;  // the block's end: words are read below it only
@@ -203,7 +222,7 @@ struct PlaneDecoder {
         const int l = __ffs(mask) - 1;
         mask &= mask - 1;
         const uint32_t f = lanes::shfl(t.f[j], l), c = lanes::shfl(t.c[j], l);
-        const uint32_t hi = (uint32_t(l + 32 * j) << 24) | (f << 12);
+        const uint32_t hi = slot_entry(f, l + 32 * j, 0);
         for (uint32_t s = lanes::lane(); s < f; s += lanes::kLanes) table[c + s] = hi | s;
       }
     }
@@ -229,7 +248,7 @@ struct PlaneDecoder {
     uint32_t f, bias, s;
     if (kFast) {
       const uint32_t e = table[r];
-      f = (e >> 12) & 0xFFF, bias = e & 0xFFF, s = e >> 24;
+      f = slot_freq(e), bias = slot_bias(e), s = slot_sym(e);
     } else {
       const uint8_t* sym = reinterpret_cast<const uint8_t*>(table + 257);
       int lo = 0, len = nsym;
@@ -258,7 +277,7 @@ struct PlaneDecoder {
     const uint32_t idx = pos + lanes::popc(b & lanes::mask_lt());
     const uint32_t v0 = lanes::shfl(w0, (idx >> 1) & 31), v1 = lanes::shfl(w1, (idx >> 1) & 31);
     const uint32_t v = idx < 64 ? v0 : v1;
-    if (ren) x = (x << 16) | ((idx & 1) ? v >> 16 : v & 0xFFFF);
+    if (ren) x = shift_in(x, v, idx);
     pos += lanes::popc(b);
     if (shift && pos >= 64) {
       pos -= 64, consumed += 64;

@@ -35,7 +35,7 @@ struct DeviceResult {
 
 struct EncodeOptions {
   int log2_block = 0;     // symbols per block, 10..16; 0: chosen from the type and the count
-  int prob_bits = 0;      // ANS precision, 9..11 on the GPU; 0: the default (11)
+  int prob_bits = 0;      // ANS precision, 9..11 on the GPU; 0: the default (10 for shared tables, else 11)
   bool checksum = false;  // set the CHECKSUM flag and store the checksum of the original data
   int max_ctas = 0;       // most CTAs the kernels may occupy; 0: as many as fill the GPU
   // Which of the encoder's instantiations runs (codec_gpu.cu says why there are four): 0 the
@@ -70,7 +70,7 @@ uint64_t max_compressed_size(format::DType t, uint64_t count);
 // The log2_block and prob_bits the encoder uses for `count` elements with `opt`; split() and
 // encode() of one stream must see the same options.
 int resolve_log2_block(format::DType t, uint64_t count, const EncodeOptions& opt);
-int resolve_prob_bits(const EncodeOptions& opt);
+int resolve_prob_bits(format::DType t, uint64_t count, const EncodeOptions& opt);
 // Whether the stream gets one table per plane (SHARED_TABLE), from opt.table and the block size.
 bool resolve_shared_table(format::DType t, uint64_t count, const EncodeOptions& opt);
 
