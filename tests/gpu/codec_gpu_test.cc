@@ -329,6 +329,10 @@ TEST(CodecGpuRoundTrip, OneGiB) {
   const std::vector<uint16_t> v = uniform_bf16(count, 11);
   const std::vector<uint8_t> s = gpu_compress(DType::kBf16, v.data(), count);
   EXPECT_LT(s.size(), count * 2 * 0.64);
+  // The defaults at this size: blocks of 16384 symbols, each with its own table, at prob_bits 11.
+  ASSERT_GE(s.size(), 32u);
+  EXPECT_EQ(s[7], 14);
+  EXPECT_EQ(s[24], 11);
   std::vector<uint8_t> back(count * 2);
   uint64_t n = 0;
   ASSERT_EQ(cpu::decompress(s.data(), s.size(), back.data(), back.size(), &n), Status::kOk);
@@ -337,6 +341,24 @@ TEST(CodecGpuRoundTrip, OneGiB) {
   const gpu::DeviceResult r = gpu_decompress(DType::kBf16, s, count * 2, &out);
   ASSERT_EQ(r.status, 0);
   ASSERT_EQ(std::memcmp(out.data(), v.data(), count * 2), 0);
+}
+
+// prob_bits by default: 10 where blocks of at most 4096 symbols share their plane's table, 11 for
+// larger blocks; an explicit value always wins.
+TEST(CodecGpuApi, DefaultPrecisionFollowsTheBlockSize) {
+  for (DType t : kAll) {
+    for (uint64_t count : {uint64_t{1} << 19, uint64_t{1} << 23, uint64_t{1} << 26, uint64_t{1} << 29}) {
+      const gpu::EncodeOptions o;
+      const int lb = gpu::resolve_log2_block(t, count, o);
+      EXPECT_EQ(gpu::resolve_prob_bits(t, count, o), lb > gpu::kMaxSharedLog2Block ? 11 : 10) << count;
+      EXPECT_EQ(gpu::resolve_shared_table(t, count, o), lb <= gpu::kMaxSharedLog2Block) << count;
+      gpu::EncodeOptions nine;
+      nine.prob_bits = 9;
+      EXPECT_EQ(gpu::resolve_prob_bits(t, count, nine), 9);
+    }
+  }
+  EXPECT_EQ(gpu::resolve_prob_bits(DType::kBf16, uint64_t{1} << 29, gpu::EncodeOptions{}), 11);
+  EXPECT_EQ(gpu::resolve_prob_bits(DType::kBf16, uint64_t{1} << 19, gpu::EncodeOptions{}), 10);
 }
 
 TEST(CodecGpuApi, SplitThenEncodeEqualsFused) {
