@@ -405,7 +405,14 @@ __device__ void run(const Params& p, uint8_t* smem) {
   const int lane = lanes::lane();
   const uint32_t epoch = scan::launch_epoch(p.state);
   const uint32_t groups = gridDim.x * (blockDim.x / lanes::kLanes);
+  // A group's first block: CTA-major (gid), or group-major (spread: group 0 of every CTA, then group
+  // 1, ...) for an item whose blocks take between half a round and one round of the groups.
+  // Measured on the H200 (kernels/NOTES-codec-gpu.md, v17): group-major decodes such launches
+  // 5-8% faster (bf16, fp16 and e4m3 at 16 and 64 MiB: 2048 blocks on 3168 groups) and is 1-7%
+  // slower where the blocks take several rounds (1 GiB, e5m2 from 16 MiB); below half a round
+  // neither wins by more than the runs' spread.
   const uint32_t gid = blockIdx.x * (blockDim.x / lanes::kLanes) + lanes::group();
+  const uint32_t spread = lanes::group() * gridDim.x + blockIdx.x;
   uint8_t* gs = smem + lanes::group() * group_smem_bytes<T>();
   BlockDecoder<T, kAligned> d;
 #pragma unroll
@@ -452,7 +459,8 @@ __device__ void run(const Params& p, uint8_t* smem) {
              d.pl[c].open(own ? nullptr : it.src + st.tbl[c], it.src + st.data_off + b0, b1 - b0, st.pb);
     };
     const auto nsyms = [&](uint64_t k) { return static_cast<uint32_t>(min(uint64_t{1} << st.lb, nsym - (k << st.lb))); };
-    for (uint64_t k = gid; k < nbe; k += groups) {
+    const uint32_t first = nbe <= groups && 2 * nbe > groups ? spread : gid;
+    for (uint64_t k = first; k < nbe; k += groups) {
       const uint32_t n = nsyms(k);
       bool ok = true;
 #pragma unroll

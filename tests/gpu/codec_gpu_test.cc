@@ -539,6 +539,34 @@ TEST(CodecGpuApi, OneCtaAndBatches) {
   }
 }
 
+// The decoder maps blocks to its groups CTA-major, or group-major where an item's blocks take
+// between half a round and one round of the groups (ans_decode.cuh). With the CTAs capped, a sweep
+// of block counts crosses both sides of that rule and several rounds; every count decodes exactly.
+TEST(CodecGpuApi, EveryBlockToGroupMappingDecodes) {
+  const uint64_t bs = 1024;  // log2_block 10: the decoder's grid assumes blocks of this size
+  const auto v = realistic(DType::kBf16, 70 * bs, 8);
+  int spread = 0, cta = 0, rounds = 0;
+  for (int max_ctas : {0, 3, 8}) {
+    for (uint64_t nbe = 1; nbe <= 70; ++nbe) {
+      const uint64_t count = nbe * bs - (nbe % 3) * 5;
+      SCOPED_TRACE(testing::Message() << "blocks " << nbe << " max_ctas " << max_ctas);
+      const uint64_t work = (nbe + 3) / 4, groups = 4 * (max_ctas ? std::min<uint64_t>(work, max_ctas) : work);
+      if (nbe > groups) ++rounds;
+      else if (2 * nbe > groups) ++spread;
+      else ++cta;
+      const std::vector<uint8_t> s = gpu_compress(DType::kBf16, v.data(), count, opts(10));
+      std::vector<uint8_t> out;
+      const gpu::DeviceResult r = gpu_decompress(DType::kBf16, s, count * 2, &out, 0, 0, max_ctas);
+      ASSERT_EQ(r.status, 0);
+      ASSERT_EQ(r.size, count);
+      ASSERT_EQ(std::memcmp(out.data(), v.data(), count * 2), 0);
+    }
+  }
+  EXPECT_GT(spread, 0);
+  EXPECT_GT(cta, 0);
+  EXPECT_GT(rounds, 0);
+}
+
 TEST(CodecGpuApi, ErrorsAreReported) {
   const auto v = realistic(DType::kBf16, 50000, 8);
   const auto s = gpu_compress(DType::kBf16, v.data(), 50000);
