@@ -5,15 +5,22 @@
 # ThreadSanitizer with the protocol forced (tests/tsan/run.sh) and the protocol, two-shot and
 # fault tests under AddressSanitizer and UBSan (tests/asan/run.sh), fuzzes every parser of a peer's
 # bytes (the CPU decoder, the match header and its receiver, the allreduce's hello, chunked
-# payloads: tests/fuzz/run.sh) for a minute each under AddressSanitizer and UBSan, compiles the
-# GPU kernels for AMD (HIP, gfx90a), then `make distcheck`, which builds the release tarball
-# without CUDA and runs the quick tests from it (the whole suite has run above; the tarball's job
-# is to hold every file the build and the tests need). Then the same tree against MPICH in
+# payloads: tests/fuzz/run.sh) for 30 s each under AddressSanitizer and UBSan (two at a time on two
+# cores; measured from the seeds, the first 30 s of a 60 s run reach 717 of its 718 edges for
+# decode, 702 of 703 for match_header, all 65 for hello and all 279 for chunked, and 1730/1737,
+# 1499/1502, 89/89 and 1079/1085 of its features: the second half found one edge each in two
+# targets, for a minute of CI time), compiles the GPU kernels for AMD (HIP, gfx90a), then
+# `make distcheck`, which builds the release tarball without CUDA, builds the library, the tools,
+# the benchmarks and the quick tests' programs from it and runs the quick tests (the whole suite
+# has run above; the tarball's job is to hold every file the build and the tests need, which the
+# check after it makes sure of file by file: every source, header, build file and script of the
+# git tree, and everything under tests/, is in the tarball). Then the same tree against MPICH in
 # build-mpich/ (--with-mpi=mpich): every test that launches ranks (tests/mpi, the point-to-point
 # protocol, staging, the two-shot allreduce, the transports, the OSU benchmarks), each with and
 # without the preload. The unit tests, the sanitizers, fuzzing, the HIP compile and distcheck do not depend on
 # the MPI library and run once, above; the Python test skips there (Debian's mpi4py is built
-# against Open MPI).
+# against Open MPI). Under MPICH the tests' ranks yield their core while they wait rather than spin
+# (tests/mpi/launcher.sh.in): they outnumber the cores.
 set -e
 cd "$(dirname "$0")"
 start=$(date +%s)
@@ -36,12 +43,24 @@ step ThreadSanitizer
 step AddressSanitizer
 ../tests/asan/run.sh
 step fuzzing
-FUZZ_DIR="$PWD/fuzz" ../tests/fuzz/run.sh 60
+FUZZ_DIR="$PWD/fuzz" ../tests/fuzz/run.sh 30
 step HIP compile
 ../tests/hip_compile.sh || [ $? = 77 ]
 step distcheck
 make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--without-cuda \
-  TESTS="tests/mpi/smoke.sh tests/unit/codec_cpu_test tests/unit/p2p_recv_test tests/readme_settings.sh osu-bench/test-osu.sh"
+  TESTS="tests/mpi/smoke.sh tests/unit/codec_cpu_test tests/unit/p2p_recv_test tests/readme_settings.sh osu-bench/test-osu.sh" \
+  check_PROGRAMS="tests/mpi/smoke tests/unit/codec_cpu_test tests/unit/p2p_recv_test" check_LTLIBRARIES=
+step tarball contents
+if git -C .. rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  tarball=$(ls -t mpizip-*.tar.gz | head -1)
+  tar tzf "$tarball" | sed 's|^[^/]*/||' | sort > tarball.list
+  # What the build and the tests read: sources, headers, build files and scripts anywhere, and
+  # everything under tests/, python/, examples/, tools/, docs/ and .ci/.
+  missing=$(git -C .. ls-files | grep -v '^osu-bench/results/' |
+            grep -E '\.(c|cc|cpp|h|hpp|cu|cuh|F90|f90|inc|def|sh|mk|am|in|ac|m4)$|^(tests|python|examples|tools|docs|\.ci)/' |
+            sort | comm -23 - tarball.list)
+  [ -z "$missing" ] || { echo "check.sh: files of the tree missing from $tarball:"; echo "$missing"; exit 1; }
+fi
 cd ..
 step MPICH build
 mkdir -p build-mpich

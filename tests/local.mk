@@ -26,15 +26,28 @@ check_LTLIBRARIES += tests/mpi/libcuda_aware_standin.la
 tests_mpi_libcuda_aware_standin_la_SOURCES = tests/mpi/cuda_aware_standin.c
 tests_mpi_libcuda_aware_standin_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 tests_mpi_libcuda_aware_standin_la_LIBADD = -ldl
-TESTS += tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
-	tests/mpi/no_init.sh tests/mpi/mpizip_run.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh \
-	tests/readme_settings.sh tests/mpi/collectives.sh tests/mpi/p2p_progress.sh tests/mpi/dtype_pairs.sh \
+# Preloaded into the ranks of the tests under MPICH: they yield the core when idle
+# (tests/mpi/launcher.sh.in, tests/mpi/yield_launch.sh).
+check_LTLIBRARIES += tests/mpi/libidle_yield.la
+tests_mpi_libidle_yield_la_SOURCES = tests/mpi/idle_yield.c
+tests_mpi_libidle_yield_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+tests_mpi_libidle_yield_la_LIBADD = -ldl
+# The longest tests first (make check -j starts them in this order; 40-200 s each on 2 cores):
+# a long one started last would run alone at the end.
+TESTS += tests/mpi/p2p_semantics.sh tests/mpi/dtype_pairs.sh
+include tests/coll.mk
+include tests/transport.mk
+include tests/ucx.mk
+TESTS += tests/mpi/collectives.sh tests/mpi/p2p_progress.sh tests/mpi/p2p_soak.sh \
+	tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh tests/mpi/settings.sh \
+	tests/mpi/no_init.sh tests/mpi/mpizip_run.sh \
+	tests/readme_settings.sh \
 	tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/cuda_aware.sh tests/mpi/agreement.sh \
 	tests/mpi/faults.sh
 EXTRA_DIST += tests/mpi/agreement.sh tests/mpi/rank_env.sh tests/mpi/faults.sh tests/mpi/launcher.sh.in \
 	tests/mpi/check.h
 DISTCLEANFILES += tests/mpi/launcher.sh
-EXTRA_DIST += tests/mpi/cuda_aware.sh tests/tsan/run.sh tests/tsan/suppressions.txt tests/asan/run.sh tests/mpi/dtype_pairs.sh tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
+EXTRA_DIST += tests/mpi/cuda_aware.sh tests/mpi/yield_launch.sh tests/tsan/run.sh tests/tsan/suppressions.txt tests/asan/run.sh tests/mpi/dtype_pairs.sh tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
 	tests/mpi/settings.sh tests/mpi/no_init.sh tests/mpi/collectives.sh
 
 if HAVE_GTEST
@@ -59,11 +72,8 @@ endif
 include tests/codec-cpu.mk
 include tests/gpu/local.mk
 include tests/gpu/p2p.mk
-include tests/ucx.mk
-include tests/coll.mk
 include tests/netns.mk
 include tests/hints.mk
-include tests/transport.mk
 include tests/fortran/local.mk
 
 # Python (python/mpizip, mpi4py and NumPy): skipped where they are missing.
