@@ -408,9 +408,9 @@ __device__ void run(const Params& p, uint8_t* smem) {
   // A group's first block: CTA-major (gid), or group-major (spread: group 0 of every CTA, then group
   // 1, ...) for an item whose blocks take between half a round and one round of the groups.
   // Measured on the H200 (kernels/NOTES-codec-gpu.md, v17): group-major decodes such launches
-  // 5-8% faster (bf16, fp16 and e4m3 at 16 and 64 MiB: 2048 blocks on 3168 groups) and is 1-7%
-  // slower where the blocks take several rounds (1 GiB, e5m2 from 16 MiB); below half a round
-  // neither wins by more than the runs' spread.
+  // 5-8% faster (bf16, fp16 and e4m3 at 16 and 64 MiB: 2048 blocks on 3168 groups) and is 5-10%
+  // slower where the blocks take several rounds (1 GiB, e5m2 from 16 MiB); below half a round it
+  // was 0-4% slower (fp32 1 MiB, fp64 4 MiB), within the runs' spread.
   const uint32_t gid = blockIdx.x * (blockDim.x / lanes::kLanes) + lanes::group();
   const uint32_t spread = lanes::group() * gridDim.x + blockIdx.x;
   uint8_t* gs = smem + lanes::group() * group_smem_bytes<T>();
