@@ -44,10 +44,15 @@ bool mpi_running() {
   return initialized != 0 && finalized == 0;
 }
 
-// Open MPI's build-time answer, through the tools interface.
+// Open MPI's build-time answer, through the tools interface. Open MPI 4.1's MPI_T_init_thread
+// sets the MPI library's own thread level to the one it is asked for (ompi_mpi_thread_level):
+// asked for less than the level MPI_Init granted, the library stops locking for the rest of the
+// job while the application's threads go on calling it. So it is asked for the level in force.
 bool built_with_cuda() {
+  int level = MPI_THREAD_SINGLE;
+  if (mpi_running() && PMPI_Query_thread(&level) != MPI_SUCCESS) return false;
   int provided = 0;
-  if (PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
+  if (PMPI_T_init_thread(level, &provided) != MPI_SUCCESS) return false;
   bool yes = false;
   int index = -1;
   if (PMPI_T_cvar_get_index("mpi_built_with_cuda_support", &index) == MPI_SUCCESS) {
