@@ -13,6 +13,7 @@ libmpizip_core_la_SOURCES += \
 	src/core/type_signature.h src/core/type_signature.cc \
 	src/core/mpi_beneath.h src/core/mpi_beneath.cc \
 	src/core/requests.h src/core/requests.cc src/core/mpi_status.h \
+	src/core/bsend_buffer.h src/core/bsend_buffer.cc \
 	src/core/progress_thread.h src/core/progress_thread.cc \
 	src/core/p2p_route.h src/core/p2p_route.cc
 # Collective entry points (MPI_Allreduce, MPI_Iallreduce): policy and staging, engines in coll/.

@@ -30,3 +30,18 @@ inline void status_set_bytes(MPI_Status* st, uint64_t bytes, bool cancelled) {
 #endif
 
 }  // namespace mpizip::core
+
+namespace mpizip::core {
+
+// The empty status MPI defines for a null or inactive request: source MPI_ANY_SOURCE, tag
+// MPI_ANY_TAG, error MPI_SUCCESS, no elements, not cancelled. Every field is set: Open MPI's own
+// completion calls leave MPI_ERROR as it was, so a caller would read whatever its stack held.
+inline void status_set_empty(MPI_Status* st) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = MPI_ANY_SOURCE;
+  st->MPI_TAG = MPI_ANY_TAG;
+  st->MPI_ERROR = MPI_SUCCESS;
+  status_set_bytes(st, 0, false);
+}
+
+}  // namespace mpizip::core

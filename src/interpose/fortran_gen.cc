@@ -152,7 +152,14 @@ Entry classify(const Row& row) {
     const std::string& n = p.name;
     const std::string c = "c_" + n;
     std::string kind;
-    if (p.type == "const void*" || p.type == "void*") {
+    if (n == "buffer_addr") {
+      // MPI_BUFFER_DETACH's BUFFER_ADDR is the buffer in Fortran, where the C call returns its
+      // address: the C call writes into a pointer of its own (as the MPI libraries' bindings do).
+      x.decl = "void* " + n;
+      x.pre = "void* " + c + " = nullptr;";
+      x.arg = "&" + c;
+      e.buffer = true;
+    } else if (p.type == "const void*" || p.type == "void*") {
       x.decl = "void* " + n;
       x.arg = std::string("fortran::buffer(") + n + (p2p ? ", false)" : ", true)");
       e.buffer = true;
