@@ -8,6 +8,24 @@
 #include "src/platform/log.h"
 
 namespace mpizip::p2p {
+
+HeldType::HeldType(MPI_Datatype type) : type_(type) {
+  int ints = 0, addrs = 0, types = 0, combiner = MPI_COMBINER_NAMED;
+  if (type == MPI_DATATYPE_NULL ||
+      PMPI_Type_get_envelope(type, &ints, &addrs, &types, &combiner) != MPI_SUCCESS ||
+      combiner == MPI_COMBINER_NAMED) {
+    return;  // predefined (or invalid: MPI reports that where the handle is used)
+  }
+  auto dup = std::make_shared<Dup>();
+  if (PMPI_Type_dup(type, &dup->type) == MPI_SUCCESS) dup_ = std::move(dup);
+}
+
+HeldType::Dup::~Dup() {
+  int finalized = 0;
+  PMPI_Finalized(&finalized);
+  if (!finalized && type != MPI_DATATYPE_NULL) PMPI_Type_free(&type);
+}
+
 namespace {
 
 // MPI_Pack and MPI_Unpack take int sizes: large buffers go in runs of whole items.

@@ -16,12 +16,33 @@
 
 namespace mpizip::p2p {
 
+// A datatype held for as long as an operation of MPIZip's needs it. MPI lets the application free
+// a datatype as soon as an operation using it has started (MPI_Type_free only marks it), and
+// MPIZip uses it later: a receive unpacks at completion, a persistent request packs or posts at
+// every MPI_Start. So a derived datatype is duplicated (MPI_Type_dup, which keeps its cached
+// signature, type_signature.h) and the duplicate freed with the last copy of its holder;
+// predefined datatypes are used as they are. Converts to and from MPI_Datatype.
+class HeldType {
+ public:
+  HeldType() = default;
+  HeldType(MPI_Datatype type);  // NOLINT: a held type stands wherever the handle did
+  operator MPI_Datatype() const { return dup_ ? dup_->type : type_; }  // NOLINT
+
+ private:
+  struct Dup {
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    ~Dup();
+  };
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  std::shared_ptr<const Dup> dup_;
+};
+
 // Where the application's elements are: `count` items of `type` at `buf` (GPU memory when
 // `device`), each holding `elems` elements of `elem_bytes` bytes.
 struct Layout {
   void* buf = nullptr;
   int count = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
+  HeldType type;
   MPI_Comm comm = MPI_COMM_NULL;
   bool device = false;
   uint64_t elems = 0;

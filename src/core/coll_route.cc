@@ -114,7 +114,8 @@ Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int cou
   a.op = r.op;
   a.device = platform::is_device_pointer(recvbuf);
   a.input_device = a.input == recvbuf ? a.device : platform::is_device_pointer(a.input);
-  CommState* s = r.state;
+  // The operation holds the state: it may complete after the communicator is freed.
+  std::shared_ptr<CommState> s = r.state->shared_from_this();
   const format::DType t = r.dtype;
   a.on_complete = [s, t](const coll::Traffic& tr) {
     TypeCounters& c = s->sent[static_cast<int>(t)];
@@ -250,8 +251,17 @@ int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
   return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
+// The same buffer as input and output without MPI_IN_PLACE, which MPI calls erroneous: the MPI
+// library's own call reports it (MPI_ERR_BUFFER from Open MPI and MPICH) before it reads either.
+static bool aliased(const void* sendbuf, const void* recvbuf, int count) {
+  return sendbuf == recvbuf && sendbuf != MPI_IN_PLACE && count > 0;
+}
+
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm) {
+  if (aliased(sendbuf, recvbuf, count)) {
+    return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  }
   // Ranks of one node: the intra-node collectives, unless MPIZIP_ALLREDUCE (or the communicator's
   // mpizip_allreduce) asks for another.
   if (auto o = tma_options(comm);
@@ -315,6 +325,9 @@ static int narrow_reduce_scatter_block(const void* sendbuf, void* recvbuf, int r
 
 int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm, MPI_Request* request) {
+  if (aliased(sendbuf, recvbuf, count)) {
+    return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+  }
   auto r = route(count, type, op, comm);
   if (!r) return staged_iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
   std::unique_ptr<platform::Operation> o;

@@ -28,11 +28,18 @@
 
 namespace mpizip::core {
 
+struct CommState;
+
 struct CommContext {
   CommContext() = default;
   CommContext(const CommContext&) = delete;
   CommContext& operator=(const CommContext&) = delete;
   ~CommContext();
+
+  // The communicator's state, which operations reach through their channel (its probed queue and
+  // transfer tags, p2p::Channel): kept as long as the context. The state's own reference to the
+  // context is dropped when the communicator is freed or MPI finalized, which ends the cycle.
+  std::shared_ptr<CommState> state;
 
   transport::NodeMap nodes;  // found once, on p2p_comm (the same ranks as the communicator)
 

@@ -22,7 +22,7 @@ namespace {
 constexpr size_t kKeepFreed = 32;
 
 std::mutex g_mutex;
-std::map<uint64_t, std::unique_ptr<CommState>> g_registry;  // by id: live and kept freed states
+std::map<uint64_t, std::shared_ptr<CommState>> g_registry;  // by id: live and kept freed states
 std::unique_ptr<CommState> g_process;       // calls without a communicator
 std::unique_ptr<CommState> g_freed_others;  // freed communicators beyond kKeepFreed
 size_t g_freed_kept = 0;
@@ -31,7 +31,7 @@ int g_keyval = MPI_KEYVAL_INVALID;
 
 // Caller holds g_mutex.
 CommState* new_state(int size, std::string origin) {
-  auto s = std::make_unique<CommState>();
+  auto s = std::make_shared<CommState>();
   s->id = g_next_id++;
   s->size = size;
   s->origin = std::move(origin);
@@ -47,7 +47,8 @@ bool has_calls(const CommState& s) {
   return false;
 }
 
-// Caller holds g_mutex. Keeps, folds or drops the state of a freed communicator.
+// Caller holds g_mutex. Keeps, folds or drops the state of a freed communicator. A dropped state
+// lives on while operations still pending on it hold it (their counts then go unreported).
 void retire(CommState* s) {
   if (has_calls(*s) && g_freed_kept < kKeepFreed) {
     ++g_freed_kept;

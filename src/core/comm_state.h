@@ -43,7 +43,11 @@ struct TypeCounters {
   std::atomic<uint64_t> wire_bytes{0};   // payload bytes that travelled
 };
 
-struct CommState {
+// Shared ownership: the registry holds one reference while the state is reported, the
+// communicator's context (comm_context.h) one while the communicator has the protocol, and
+// operations still pending on it (their traffic counters) one each, so that an operation that
+// completes after MPI_Comm_free writes into a state that still exists.
+struct CommState : std::enable_shared_from_this<CommState> {
   CommState();
   ~CommState();
   uint64_t id = 0;            // creation order in this process; 0 is MPI_COMM_WORLD

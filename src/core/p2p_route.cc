@@ -15,6 +15,7 @@
 #include "p2p/recv.h"
 #include "p2p/send.h"
 #include "p2p/staged.h"
+#include "src/core/bsend_buffer.h"
 #include "src/core/comm_hints.h"
 #include "src/core/mpi_beneath.h"
 #include "src/core/errors.h"
@@ -135,18 +136,21 @@ void count_traffic(std::array<TypeCounters, 8>& by_type, CommState* s, int slot,
 }
 
 // Counts a send's traffic when it completes.
+// The operation holds the state: it may complete after the communicator is freed.
 std::function<void(const p2p::Traffic&)> sent_counter(const Route& r) {
-  CommState* s = r.state;
+  if (!stats_on()) return nullptr;
+  std::shared_ptr<CommState> s = r.state->shared_from_this();
   const int t = r.stat_slot;
-  return [s, t](const p2p::Traffic& tr) { count_traffic(s->sent, s, t, tr); };
+  return [s, t](const p2p::Traffic& tr) { count_traffic(s->sent, s.get(), t, tr); };
 }
 
 // Counts a receive's traffic when it completes (it may complete inside its constructor, from the
 // probed queue: then it is not counted, like a probe-served message).
 void count_received(p2p::RecvOp& op, const Route& r) {
-  CommState* s = r.state;
+  if (!stats_on()) return;
+  std::shared_ptr<CommState> s = r.state->shared_from_this();
   const int t = r.stat_slot;
-  op.on_complete([s, t](const p2p::Traffic& tr) { count_traffic(s->received, s, t, tr); });
+  op.on_complete([s, t](const p2p::Traffic& tr) { count_traffic(s->received, s.get(), t, tr); });
 }
 
 // An operation whose result is known at creation (a receive served from the probed queue).
@@ -431,10 +435,10 @@ int irecv_bare(void* buf, int count, MPI_Datatype type, int source, int tag, MPI
   return irecv_mpi(buf, count, type, source, tag, comm, request);
 }
 
-// Starts the protocol's send of a routed buffer: packed first when its elements are not back to
+// Posts the protocol's send of a routed buffer: packed first when its elements are not back to
 // back (the packed copy lives as long as the send).
-Status start_routed_send(const Route& r, int dest, int tag, p2p::SendMode mode,
-                         std::unique_ptr<platform::Operation>* op) {
+Status post_routed_send(const Route& r, int dest, int tag, p2p::SendMode mode,
+                        std::unique_ptr<platform::Operation>* op) {
   if (!r.packed) {
     return p2p::start_send(r.channel(), r.buffer, dest, tag, mode, op, sent_counter(r));
   }
@@ -446,6 +450,20 @@ Status start_routed_send(const Route& r, int dest, int tag, p2p::SendMode mode,
   std::unique_ptr<platform::Operation> inner;
   MPIZIP_CHECK(p2p::start_send(r.channel(), b, dest, tag, mode, &inner, sent_counter(r)));
   *op = p2p::keep_packed(std::move(inner), std::move(packed));
+  return Status::kOk;
+}
+
+// Starts the protocol's send of a routed buffer. A buffered one first reserves what MPI would
+// take from the attached buffer, held until the send is done (bsend_buffer.h).
+Status start_routed_send(const Route& r, int dest, int tag, p2p::SendMode mode,
+                         std::unique_ptr<platform::Operation>* op) {
+  if (mode != p2p::SendMode::kBuffered) return post_routed_send(r, dest, tag, mode, op);
+  std::shared_ptr<const void> reserved;
+  const int rc = bsend_reserve(r.buffer.count * format::elem_bytes(r.buffer.dtype), &reserved);
+  if (rc != MPI_SUCCESS) return Status::mpi(rc);
+  std::unique_ptr<platform::Operation> inner;
+  MPIZIP_CHECK(post_routed_send(r, dest, tag, mode, &inner));
+  *op = hold_while_running(std::move(inner), std::move(reserved));
   return Status::kOk;
 }
 
@@ -513,9 +531,23 @@ int send_init_mode(const void* buf, int count, MPI_Datatype type, int dest, int 
                    MPI_Request* request, p2p::SendMode mode) {
   auto r = route(buf, count, type, dest, comm);
   const bool synchronous = mode == p2p::SendMode::kSynchronous;
+  if (r || staged(buf, count, dest)) {
+    // MPI's own argument checks (rank, tag, count, datatype), which the MPI library makes at this
+    // call and MPIZip's persistent request would otherwise put off to MPI_Start: the same call to
+    // the library, its inactive request freed unused. An error went through the communicator's
+    // error handler there.
+    MPI_Request checked = MPI_REQUEST_NULL;
+    const int rc = synchronous ? PMPI_Ssend_init(buf, count, type, dest, tag, comm, &checked)
+                   : mode == p2p::SendMode::kBuffered
+                       ? PMPI_Bsend_init(buf, count, type, dest, tag, comm, &checked)
+                       : PMPI_Send_init(buf, count, type, dest, tag, comm, &checked);
+    if (rc != MPI_SUCCESS) return rc;
+    PMPI_Request_free(&checked);
+  }
   if (!r && staged(buf, count, dest)) {
     return raise(comm, request_persistent(
-        [buf, count, type, dest, tag, comm, synchronous](std::unique_ptr<platform::Operation>* op) {
+        [buf, count, type = p2p::HeldType(type), dest, tag, comm,
+         synchronous](std::unique_ptr<platform::Operation>* op) {
           return p2p::start_staged_send(buf, count, type, dest, tag, comm, synchronous, op);
         },
         comm, request));
@@ -864,9 +896,17 @@ int bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
 int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request* request) {
   auto r = route(buf, count, type, source, comm);
+  if (r || staged(buf, count, source) || protocol_comm(comm) != nullptr) {
+    // MPI's own argument checks at this call, as send_init_mode() makes them.
+    MPI_Request checked = MPI_REQUEST_NULL;
+    const int rc = PMPI_Recv_init(buf, count, type, source, tag, comm, &checked);
+    if (rc != MPI_SUCCESS) return rc;
+    PMPI_Request_free(&checked);
+  }
   if (!r && staged(buf, count, source)) {
     return raise(comm, request_persistent(
-        [buf, count, type, source, tag, comm](std::unique_ptr<platform::Operation>* op) {
+        [buf, count, type = p2p::HeldType(type), source, tag,
+         comm](std::unique_ptr<platform::Operation>* op) {
           return p2p::start_staged_recv(buf, count, type, source, tag, comm, op);
         },
         comm, request));
@@ -879,7 +919,8 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
     // protocol signature (bare-sized) takes a queued message of either form through the protocol's
     // receiver.
     return raise(comm, request_persistent(
-        [buf, count, type, source, tag, comm](std::unique_ptr<platform::Operation>* op) {
+        [buf, count, type = p2p::HeldType(type), source, tag,
+         comm](std::unique_ptr<platform::Operation>* op) {
           if (auto queued = receive_route(buf, count, type, source, comm)) {
             Status posted;
             auto recv_op = routed_recv(*queued, [&](const p2p::UserBuffer& b) {

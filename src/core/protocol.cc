@@ -28,7 +28,6 @@ int MPIZip_uint8_element_keyval = MPI_KEYVAL_INVALID;
 namespace mpizip::core {
 
 bool g_job_on = false;
-bool g_all_types = false;
 
 namespace {
 
@@ -165,35 +164,27 @@ int protocol_setup_job() {
   const Settings& s = settings();
   std::string why;
   const bool gpu = !platform::gpus(&why).empty();
-  int64_t facts[9] = {
+  int64_t facts[7] = {
       gpu ? 1 : 0,                            // a GPU
       s.host_compress ? 1 : 0,                // host compression asked for
       s.protocol == 1 ? 1 : 0,                // MPIZIP_PROTOCOL=on
       s.protocol == 2 ? 1 : 0,                // MPIZIP_PROTOCOL=off
       static_cast<int64_t>(s.eager_bytes),  // at most p2p::kMaxInlineBytes (settings.def)
       gpu ? 0 : 1,                            // no GPU
-      s.protocol_types == 1 ? 1 : 0,          // MPIZIP_PROTOCOL_TYPES=floats
-      s.protocol_types == 2 ? 1 : 0,          // MPIZIP_PROTOCOL_TYPES=all
       static_cast<int64_t>(s.bare_bytes),   // likewise
   };
-  int64_t job[9];
-  int rc = PMPI_Allreduce(facts, job, 9, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  int64_t job[7];
+  int rc = PMPI_Allreduce(facts, job, 7, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) return rc;
   g_job_on = s.enable && job[3] == 0 && (job[0] != 0 || job[1] != 0 || job[2] != 0);
   g_eager_bytes = static_cast<uint64_t>(job[4]);
-  g_bare_bytes = static_cast<uint64_t>(job[8]);
+  g_bare_bytes = static_cast<uint64_t>(job[6]);
   g_job_gpu = job[0] != 0;
-  // Every datatype takes the protocol when every rank has a GPU (auto) or a rank asks for it; a
-  // rank asking for floats only wins. Every rank reaches the same answer from the same reduction.
-  g_all_types = g_job_on && job[6] == 0 && (job[7] != 0 || (job[0] != 0 && job[5] == 0));
-  if (job[6] != 0 && job[7] != 0) {
-    MPIZIP_WARN("MPIZIP_PROTOCOL_TYPES differs across ranks (floats and all); using floats");
-  }
   protocol_refresh_policy();
   MPIZIP_INFO("point-to-point protocol %s (GPU on some rank: %s, on every rank: %s, host "
-              "compression: %s; datatypes: %s)",
+              "compression: %s)",
               g_job_on ? "on" : "off", job[0] ? "yes" : "no", job[5] ? "no" : "yes",
-              job[1] ? "yes" : "no", g_all_types ? "all" : "floats");
+              job[1] ? "yes" : "no");
   if (!g_job_on) return MPI_SUCCESS;
   rc = protocol_attach(MPI_COMM_WORLD);
   if (rc == MPI_SUCCESS) rc = protocol_attach(MPI_COMM_SELF);
@@ -239,6 +230,7 @@ int protocol_attach(MPI_Comm comm) {
   if (!ok(comm_context_create(comm, transport_options(), coll_wanted(st), &c))) {
     return MPI_SUCCESS;
   }
+  c->state = s->shared_from_this();
   s->context = std::move(c);
   s->protocol.store(true, std::memory_order_release);
   return MPI_SUCCESS;
@@ -273,9 +265,10 @@ std::optional<ProtocolType> protocol_type_of(CommState* s, MPI_Comm comm, MPI_Da
       return ProtocolType{d.value_or(raw), sig.elems, sig.contiguous, d.has_value()};
     }
     case Basic::kOther:
-      // Every other signature, as raw bytes (the packed form of its elements), where the job
-      // carries every datatype; never compressed.
-      if (!g_all_types || sig.elems == 0) return std::nullopt;
+      // Every other signature, as raw bytes (the packed form of its elements); never compressed.
+      // Every signature takes the protocol, so that the two sides of a message agree on it whatever
+      // datatypes they name, even where MPI calls the pairing erroneous (docs/PROTOCOL.md).
+      if (sig.elems == 0) return std::nullopt;
       return ProtocolType{format::DType::kE4m3, sig.elems, sig.contiguous, false, true};
     default:
       return std::nullopt;

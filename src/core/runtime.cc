@@ -91,8 +91,10 @@ int mpi_query_thread(int* provided) {
 }
 
 int mpi_finalize() {
-  // Detached sends end while the peers still progress (they are in MPI_Finalize too).
-  if (active() && protocol_job_on()) background_drain(MPI_COMM_WORLD, 10.0);
+  // Detached sends end while the peers still progress (they are in MPI_Finalize too). Once every
+  // rank is there, what is left only needs local progress, or waits for a receiver that will never
+  // take it: a short grace (requests.h).
+  if (active() && protocol_job_on()) background_drain(MPI_COMM_WORLD, 2.0);
   g_bypass.store(true, std::memory_order_release);
   progress_thread_stop();
   if (g_active.exchange(false, std::memory_order_acq_rel)) {
