@@ -89,12 +89,6 @@ bool RecvOp::advance() {
       }
       if (!finished) return false;
     }
-    if (mismatch_) {
-      transfers_[0].reset();
-      transfers_[1].reset();
-      type_mismatch();  // reported once the payload is drained from the transport
-      return true;
-    }
     landed();
   }
   if (phase_ == Phase::kChunks) {
@@ -103,9 +97,7 @@ bool RecvOp::advance() {
     if (s == Status::kOk && !finished) return false;
     traffic_.wire_bytes = chunked_->wire_bytes();
     traffic_.codec_seconds += chunked_->codec_seconds();
-    if (mismatch_) {
-      type_mismatch();  // every chunk drained from the transport
-    } else if (s == Status::kCorruptStream) {
+    if (s == Status::kCorruptStream) {
       corrupt(s);
     } else if (s != Status::kOk) {
       MPIZIP_INFO("chunked payload from rank %d (tag %d) failed in transport: %s", status_.source,
@@ -155,8 +147,16 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
   status_.source = source;
   status_.tag = tag;
   size_t payload_at = kHeaderBytes;
-  if (bytes <= ch_.policy.bare_bytes) {
-    // A bare message (wire.h): the application's bytes, of whatever element type.
+  const bool headered = bytes > ch_.policy.bare_bytes && protocol &&
+                        parse_header(msg, bytes, ch_.policy.bare_bytes, &header_, &payload_at);
+  if (!headered) {
+    // A bare message (wire.h), or the MPI library's own message of a sender that did not take the
+    // protocol for it (the whole message is here: a longer one failed the match receive as a
+    // truncation): the application's bytes, of whatever element type.
+    if (bytes > ch_.policy.bare_bytes) {
+      MPIZIP_DEBUG("a receive matched a plain message of %llu bytes from rank %d (tag %d)",
+                   static_cast<unsigned long long>(bytes), source, tag);
+    }
     header_ = make_header(Payload::kInline, Encoding::kRaw, b_.dtype, 0,
                           bytes / format::elem_bytes(b_.dtype), bytes);
     header_.app_bytes = bytes;
@@ -165,34 +165,28 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
     deliver_host(msg);
     return;
   }
-  if (!protocol || !parse_header(msg, bytes, ch_.policy.bare_bytes, &header_, &payload_at)) {
-    MPIZIP_INFO("receive of a protocol datatype matched a message of %llu bytes that is not an "
-                "MPIZip message (from rank %d, tag %d): the sender used another datatype",
-                static_cast<unsigned long long>(bytes), source, tag);
-    finish(Status::kTypeMismatch);
-    return;
+  // The receive takes the message's bytes whatever element type its datatype names, as the MPI
+  // library delivers them: MPI_UINT16_T, MPIZIP_BF16 and MPIZIP_FP16 share one signature (likewise
+  // the 8-bit types), and applications receive floats as bytes, a C integer type as its
+  // fixed-width twin or a packed message as its elements (docs/PROTOCOL.md, "Datatype pairings").
+  // Its buffer is taken as elements of the sender's type: whole elements of them are delivered
+  // where the message is larger than the buffer.
+  if (header_.dtype != b_.dtype) {
+    const uint64_t capacity = capacity_of(b_);
+    b_.dtype = header_.dtype;
+    b_.count = capacity / format::elem_bytes(header_.dtype);
   }
-  // MPI_UINT16_T, MPIZIP_BF16 and MPIZIP_FP16 share one type signature (likewise the 8-bit
-  // types): the receive takes the sender's element type of the same width.
-  if (format::elem_bytes(header_.dtype) == format::elem_bytes(b_.dtype)) b_.dtype = header_.dtype;
   status_.bytes = std::min(header_.app_bytes, capacity_of(b_));
   traffic_.app_bytes = header_.app_bytes;
   traffic_.wire_bytes = header_.payload_bytes;
   traffic_.compressed = header_.encoding == Encoding::kCompressed;
   if (header_.payload == Payload::kInline || header_.payload_bytes == 0) {
-    if (header_.dtype != b_.dtype) {
-      type_mismatch();
-      return;
-    }
     deliver_host(msg + payload_at);
     return;
   }
   if (header_.payload == Payload::kChunked || header_.payload == Payload::kChunkedDevice) {
-    const bool mismatch = header_.dtype != b_.dtype;
-    chunked_ = std::make_unique<ChunkedReceiver>(ch_, b_, header_, source, mismatch);
+    chunked_ = std::make_unique<ChunkedReceiver>(ch_, b_, header_, source, false);
     phase_ = Phase::kChunks;
-    // On a mismatch every chunk is still drained from the transport before the error is reported.
-    mismatch_ = mismatch;
     return;
   }
   // The payload lands in memory of the kind the sender sent from (wire.h): the user's buffer when
@@ -243,15 +237,6 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
     return;
   }
   phase_ = Phase::kBulk;
-  // On a mismatch the payload is still drained from the transport before the error is reported.
-  mismatch_ = header_.dtype != b_.dtype;
-}
-
-void RecvOp::type_mismatch() {
-  MPIZIP_INFO("datatype mismatch: rank %d sent element type %d, this receive expects %d (tag %d)",
-              status_.source, static_cast<int>(header_.dtype), static_cast<int>(b_.dtype),
-              status_.tag);
-  finish(Status::kTypeMismatch);
 }
 
 void RecvOp::corrupt(Status s) {

@@ -83,7 +83,6 @@ class RecvOp : public platform::Operation {
   void on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, bool protocol);
   void landed();
   void deliver_host(const uint8_t* payload);
-  void type_mismatch();
   void corrupt(Status s);
   // The message's truncation status: kTruncated when it is larger than the receive buffer.
   Status truncation() const;
@@ -102,8 +101,6 @@ class RecvOp : public platform::Operation {
   platform::HostBuffer bulk_buf_;    // a host payload that cannot land in the user's buffer
   platform::DeviceBuffer device_buf_;  // a device payload that cannot land in the user's buffer
   bool in_place_ = false;            // raw payload received straight into the user's buffer
-  bool mismatch_ = false;            // another element type than the receive's: drained, then
-                                     // Status::kTypeMismatch
   bool host_fallback_ = false;       // a device payload received into host memory (no device
                                      // memory left)
   std::unique_ptr<ChunkedReceiver> chunked_;  // Payload::kChunked

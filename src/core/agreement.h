@@ -9,7 +9,7 @@
 // warning the first time in the process, at info level for later communicators (duplicates of one
 // that disagreed disagree alike).
 //
-// The settings agreed for the whole job at MPI_Init (MPIZIP_PROTOCOL, MPIZIP_PROTOCOL_TYPES,
+// The settings agreed for the whole job at MPI_Init (MPIZIP_PROTOCOL,
 // MPIZIP_EAGER_BYTES, MPIZIP_BARE_BYTES: src/core/protocol.cc) are reconciled there and not
 // checked again; settings that only shape what one rank does (its memory, its log, the codec's
 // pipeline, whose form each message's header states) may differ.

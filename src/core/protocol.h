@@ -33,10 +33,6 @@ int protocol_setup_job();
 void protocol_teardown_job();
 extern bool g_job_on;
 inline bool protocol_job_on() { return g_job_on; }
-// Every datatype takes the protocol, not only the float signatures (MPIZIP_PROTOCOL_TYPES; by
-// default when every rank of the job has a GPU). Decided with the job's switch.
-extern bool g_all_types;
-inline bool protocol_all_types() { return g_all_types; }
 
 // Collective over `comm` (just created by the application): attaches the protocol when the job has
 // it on. A no-op for MPI_COMM_NULL and inter-communicators.
@@ -55,8 +51,8 @@ void protocol_detach(MPI_Comm comm);
 // the two sides of a message to share, never from the handle. What 16- and 8-bit elements hold
 // (MPIZip's datatype, or the communicator's MPIZIP_UINT16_ELEMENT / MPIZIP_UINT8_ELEMENT
 // attribute) only decides whether the sender compresses. Every other signature takes the protocol
-// as raw bytes where the job carries every datatype (protocol_all_types()). Empty otherwise, and
-// when the communicator does not use the protocol.
+// as raw bytes. Empty for an empty signature, and when the communicator does not use the
+// protocol.
 struct ProtocolType {
   format::DType dtype;  // for 16- and 8-bit signatures whose element type is unknown: bf16 / e4m3
   uint64_t elems;       // elements per item of the datatype

@@ -42,7 +42,7 @@ std::string comm_label(CommState& s) {
 }
 
 const char* dtype_name(int t) {
-  // Row 0: the raw bytes of other signatures (MPIZIP_PROTOCOL_TYPES=all).
+  // Row 0: the raw bytes of other signatures (signatures that are not of a float type).
   static const char* const names[] = {"bytes", "bf16", "fp16", "fp32", "fp64", "fp8e4m3", "fp8e5m2"};
   return t >= 0 && t <= 6 ? names[t] : "?";
 }

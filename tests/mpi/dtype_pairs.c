@@ -304,8 +304,7 @@ int main(int argc, char** argv) {
   int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "MPIZip_Active");
   const int mpizip_on = active != NULL && active();
   MPI_Datatype* p;
-  /* The float element types, then types the protocol carries as raw bytes only where every
-   * datatype takes it (MPIZIP_PROTOCOL_TYPES=all). */
+  /* The float element types, then types the protocol carries as raw bytes. */
   enum { kTypes = 10, kFloatTypes = 6 };
   MPI_Datatype types[kTypes] = {MPI_FLOAT, MPI_DOUBLE, MPI_UINT16_T, MPI_UINT16_T, MPI_UINT8_T,
                                 MPI_UINT8_T, MPI_INT, MPI_CHAR, MPI_BYTE, MPI_LONG_LONG};

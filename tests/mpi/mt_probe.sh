@@ -8,7 +8,7 @@ for np in 2 4; do
   run_mpi plain "$np" "$prog" || fail "plain, $np ranks"
   run_mpi mpizip "$np" "$prog" || fail "MPIZip, $np ranks"
   for mode in "MPIZIP_PROGRESS_THREAD=off" "MPIZIP_PROGRESS_THREAD=on"; do
-    MPIZIP_TEST_ENV="MPIZIP_PROTOCOL=on MPIZIP_PROTOCOL_TYPES=all MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 $mode" \
+    MPIZIP_TEST_ENV="MPIZIP_PROTOCOL=on MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 $mode" \
       run_mpi mpizip "$np" "$prog" || fail "MPIZip with the protocol forced ($mode), $np ranks"
   done
 done

@@ -2,7 +2,7 @@
 # MPI point-to-point semantics (tests/mpi/p2p_semantics.c) on 2, 3 and 4 ranks, three ways: without
 # MPIZip; with it (a CPU-only job: the protocol is off); with the protocol on and compression forced
 # on every message (host compression, no size threshold, no bare messages); and with every datatype
-# taking the protocol (MPIZIP_PROTOCOL_TYPES=all) and small messages bare, as in a GPU job. 2 ranks
+# taking the protocol and small messages bare, as in a GPU job. 2 ranks
 # go up to 256 MB.
 . "$(dirname "$0")/lib.sh"
 prog="$MPIZIP_BUILDDIR/tests/mpi/p2p_semantics"
@@ -16,7 +16,7 @@ for np in 2 3 4; do
   # Every datatype through the protocol (what a job whose ranks all have GPUs does), the integer,
   # byte and mixed-struct messages as raw bytes, and the small ones of every datatype bare (the
   # default MPIZIP_BARE_BYTES): the statistics must show both were taken.
-  out=$(MPIZIP_TEST_ENV="MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 MPIZIP_PROTOCOL_TYPES=all MPIZIP_STATS=1" \
+  out=$(MPIZIP_TEST_ENV="MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 MPIZIP_STATS=1" \
         run_mpi mpizip "$np" "$prog" "$max" 2>&1) || { echo "$out" | tail -20; fail "every datatype, $np ranks"; }
   echo "$out" | grep -q "protocol: sent bytes messages=[1-9]" ||
     fail "every datatype, $np ranks: no message of another signature took the protocol"
