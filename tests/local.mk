@@ -4,7 +4,8 @@
 # MPI integration: programs built here, driven by shell scripts that launch them.
 check_PROGRAMS += tests/mpi/smoke tests/mpi/threads tests/mpi/p2p_semantics tests/mpi/p2p_soak \
 	tests/mpi/collectives tests/mpi/p2p_progress tests/mpi/dtype_pairs \
-	tests/mpi/statuses tests/mpi/mt_probe tests/mpi/agreement tests/mpi/faults
+	tests/mpi/statuses tests/mpi/mt_probe tests/mpi/agreement tests/mpi/faults \
+	tests/mpi/thread_level tests/mpi/lifetimes tests/mpi/arg_errors
 tests_mpi_agreement_SOURCES = tests/mpi/agreement.c
 tests_mpi_faults_SOURCES = tests/mpi/faults.c
 tests_mpi_agreement_LDADD = -ldl
@@ -21,6 +22,10 @@ tests_mpi_dtype_pairs_LDADD = -ldl
 tests_mpi_statuses_SOURCES = tests/mpi/statuses.c
 tests_mpi_mt_probe_SOURCES = tests/mpi/mt_probe.c tests/mpi/probe_error.h
 tests_mpi_mt_probe_LDADD = -lpthread
+tests_mpi_thread_level_SOURCES = tests/mpi/thread_level.c
+tests_mpi_thread_level_LDADD = -lpthread
+tests_mpi_lifetimes_SOURCES = tests/mpi/lifetimes.c
+tests_mpi_arg_errors_SOURCES = tests/mpi/arg_errors.c
 # A stand-in for a CUDA-aware MPI library, preloaded after libmpizip by tests/mpi/cuda_aware.sh.
 check_LTLIBRARIES += tests/mpi/libcuda_aware_standin.la
 tests_mpi_libcuda_aware_standin_la_SOURCES = tests/mpi/cuda_aware_standin.c
@@ -43,12 +48,13 @@ TESTS += tests/mpi/collectives.sh tests/mpi/p2p_progress.sh tests/mpi/p2p_soak.s
 	tests/mpi/no_init.sh tests/mpi/mpizip_run.sh \
 	tests/readme_settings.sh \
 	tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/cuda_aware.sh tests/mpi/agreement.sh \
-	tests/mpi/faults.sh
+	tests/mpi/faults.sh tests/mpi/thread_level.sh tests/mpi/lifetimes.sh tests/mpi/arg_errors.sh
 EXTRA_DIST += tests/mpi/agreement.sh tests/mpi/rank_env.sh tests/mpi/faults.sh tests/mpi/launcher.sh.in \
 	tests/mpi/check.h
 DISTCLEANFILES += tests/mpi/launcher.sh
 EXTRA_DIST += tests/mpi/cuda_aware.sh tests/mpi/yield_launch.sh tests/tsan/run.sh tests/tsan/suppressions.txt tests/asan/run.sh tests/mpi/dtype_pairs.sh tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
-	tests/mpi/settings.sh tests/mpi/no_init.sh tests/mpi/collectives.sh
+	tests/mpi/settings.sh tests/mpi/no_init.sh tests/mpi/collectives.sh \
+	tests/mpi/thread_level.sh tests/mpi/lifetimes.sh tests/mpi/arg_errors.sh
 
 if HAVE_GTEST
 check_PROGRAMS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \

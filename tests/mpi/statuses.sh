@@ -32,7 +32,7 @@ strip "$out/plain" > "$out/plain.s"
 run_mpi mpizip 2 "$prog" > "$out/mpizip" || fail "MPIZip"
 strip "$out/mpizip" | diff "$out/plain.s" - || fail "MPIZip's statuses differ"
 empty_error "$out/mpizip" "MPIZip"
-for mode in "" "MPIZIP_PROGRESS_THREAD=on" "MPIZIP_BARE_BYTES=0"; do
+for mode in "" "MPIZIP_PROGRESS_THREAD=on" "MPIZIP_PROGRESS_THREAD=off"; do
   MPIZIP_TEST_ENV="MPIZIP_PROTOCOL=on MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 $mode" \
     run_mpi mpizip 2 "$prog" > "$out/forced" || fail "forced $mode"
   strip "$out/forced" | diff "$out/plain.s" - || fail "statuses differ with the protocol forced $mode"
