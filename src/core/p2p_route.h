@@ -46,13 +46,4 @@ int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Re
 // communicator), which the MPI library does not know: its MPI_Message_c2f would not take it.
 bool held_message(MPI_Message message);
 
-// Communicator creation and release: the MPI call, then the protocol's collective setup.
-int comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
-int comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
-int comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
-int comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm);
-int comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
-int comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm);
-int comm_free(MPI_Comm* comm);
-
 }  // namespace mpizip::core

@@ -9,6 +9,7 @@
 #include "src/core/bsend_buffer.h"
 #include "src/core/coll_route.h"
 #include "src/core/coll_staging.h"
+#include "src/core/comm_lifecycle.h"
 #include "src/core/comm_hints.h"
 #include "src/core/p2p_route.h"
 #include "src/core/requests.h"

@@ -1,0 +1,344 @@
+// The receive entry points, blocking, non-blocking and persistent, and the exchanges that
+// combine a send with a receive (p2p_route.h).
+#include "src/core/p2p_route.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "p2p/probe.h"
+#include "p2p/staged.h"
+#include "src/core/errors.h"
+#include "src/core/mpi_status.h"
+#include "src/core/p2p_way.h"
+#include "src/core/runtime.h"
+
+namespace mpizip::core {
+namespace {
+
+// A plain receive posted to MPI, as an operation (a persistent plain receive on a protocol
+// communicator, whose every start must look at the probed queue first).
+class PlainRecvOp : public platform::Operation {
+ public:
+  int post(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
+    return PMPI_Irecv(buf, count, type, source, tag, comm, &req_);
+  }
+  bool progress() override {
+    if (req_ == MPI_REQUEST_NULL) return true;
+    int flag = 0;
+    MPI_Status st;
+    const int rc = PMPI_Test(&req_, &flag, &st);
+    if (!flag && rc == MPI_SUCCESS) return false;
+    req_ = MPI_REQUEST_NULL;
+    status_.source = st.MPI_SOURCE;
+    status_.tag = st.MPI_TAG;
+    status_.bytes = status_.message_bytes = status_bytes(st);
+    int cancelled = 0;
+    PMPI_Test_cancelled(&st, &cancelled);
+    status_.cancelled = cancelled != 0;
+    status_.error = Status::mpi(rc);
+    return true;
+  }
+  bool cancel() override {
+    if (req_ != MPI_REQUEST_NULL) PMPI_Cancel(&req_);
+    return false;  // completes through progress(), cancelled or not
+  }
+
+ private:
+  MPI_Request req_ = MPI_REQUEST_NULL;
+};
+
+// Receives of a non-protocol datatype on a protocol communicator, served by a message that a probe
+// took out of MPI. Returns false when no queued message matches.
+bool serve_plain_from_queue(CommState* s, void* buf, int count, MPI_Datatype type, int source,
+                            int tag, MPI_Comm comm, platform::OpStatus* out) {
+  if (s == nullptr || s->probed.empty()) return false;
+  auto m = s->probed.take(source, tag);
+  if (!m) return false;
+  uint64_t delivered = 0;
+  out->error = p2p::receive_plain(*m, buf, count, type, comm, &delivered);
+  out->source = m->source;
+  out->tag = m->tag;
+  out->bytes = delivered;
+  out->message_bytes = m->bytes.size();
+  return true;
+}
+
+int recv_mpi(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status* status) {
+  if (staged(buf, count, source)) [[unlikely]] {
+    std::unique_ptr<platform::Operation> op;
+    const Status s = p2p::start_staged_recv(buf, count, type, source, tag, comm, &op);
+    if (!ok(s)) return raise(comm, s, "receive into a device buffer");
+    drive(*op);
+    return raise(comm, fill_status(op->status(), status));
+  }
+  return PMPI_Recv(buf, count, type, source, tag, comm, status);
+}
+
+int irecv_mpi(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  if (staged(buf, count, source)) [[unlikely]] {
+    std::unique_ptr<platform::Operation> op;
+    int rc = report(p2p::start_staged_recv(buf, count, type, source, tag, comm, &op),
+                    "receive into a device buffer");
+    if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, request);
+    return raise(comm, rc);
+  }
+  return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+}
+
+int recv_bare(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Status* status) {
+  if (stats_on()) [[unlikely]] count_own_bare(comm, false);
+  return recv_mpi(buf, count, type, source, tag, comm, status);
+}
+
+int irecv_bare(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  if (stats_on()) [[unlikely]] count_own_bare(comm, false);
+  return irecv_mpi(buf, count, type, source, tag, comm, request);
+}
+
+// This thread's buffer for a blocking receive's match message (any match message fits). The
+// pointer is initial-exec TLS: no lookup call on the small-message path.
+[[gnu::always_inline]] inline uint8_t* thread_match_buffer() {
+  static thread_local __attribute__((tls_model("initial-exec"))) uint8_t* match = nullptr;
+  if (match == nullptr) [[unlikely]] {
+    static thread_local std::vector<uint8_t> storage(p2p::kMaxMatchBytes);
+    match = storage.data();
+  }
+  return match;
+}
+
+// A blocking receive with nothing else of MPIZip's under way: the match message arrives with one
+// MPI_Recv into this thread's buffer (any match message fits: the eager size is the same on every
+// rank, protocol.h); a raw inline payload is copied out at once, anything else goes on through
+// the general receiver.
+int recv_blocking(CommState* state, const p2p::UserBuffer& b, int stat_slot, int source, int tag,
+                  MPI_Comm comm, MPI_Status* status) {
+  uint8_t* match = thread_match_buffer();
+  const int capacity = static_cast<int>(
+      p2p::kHeaderBytes + std::max(send_policy().eager_bytes, send_policy().bare_bytes));
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  int rc = PMPI_Recv(match, capacity, MPI_BYTE, source, tag, comm, st);
+  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  const uint64_t bytes = status_bytes(*st);
+  platform::OpStatus done;
+  p2p::Traffic traffic;
+  if (p2p::deliver_inline(b, match, bytes, send_policy().bare_bytes, &done, &traffic)) {
+    // MPI filled in source, tag and error; the count is the application's.
+    status_set_bytes(st, reported_bytes(done), false);
+    count_traffic(state->received, state, stat_slot, traffic);
+    return raise(comm, report(done, "receive"));
+  }
+  p2p::RecvOp op(channel_of(state, comm), b, match, bytes, st->MPI_SOURCE, st->MPI_TAG);
+  drive(op);
+  count_traffic(state->received, state, stat_slot, op.traffic());
+  return raise(comm, fill_status(op.status(), status));
+}
+
+[[gnu::noinline]] int recv_general(void* buf, int count, MPI_Datatype type, int source, int tag,
+                                   MPI_Comm comm, MPI_Status* status) {
+  const Small small = small_message(buf, count, type, source, comm, false);
+  if (small.way == Way::kCompact) {
+    const p2p::UserBuffer b{buf, small.bytes / format::elem_bytes(small.dtype), small.dtype, false};
+    return recv_blocking(small.state, b, small.stat_slot, source, tag, comm, status);
+  }
+  count_bare(small, false);
+  std::optional<Route> r = small.way == Way::kPlain || small.way == Way::kBare
+                               ? std::nullopt
+                               : route(buf, count, type, source, comm, true);
+  if (!r) {
+    platform::OpStatus st;
+    if (serve_plain_from_queue(small.plain_comm, buf, count, type, source, tag, comm, &st)) {
+      return raise(comm, fill_status(st, status));
+    }
+    return recv_mpi(buf, count, type, source, tag, comm, status);
+  }
+  if (!r->packed && may_block_in_mpi() && r->state->probed.empty()) {
+    return recv_blocking(r->state, r->buffer, r->stat_slot, source, tag, comm, status);
+  }
+  Status posted;
+  auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {
+    return std::make_unique<p2p::RecvOp>(r->channel(), b, source, tag);
+  }, &posted);
+  if (!ok(posted)) return raise(comm, posted, "receive");
+  drive(*op);
+  return raise(comm, fill_status(op->status(), status));
+}
+
+[[gnu::noinline]] int irecv_general(void* buf, int count, MPI_Datatype type, int source, int tag,
+                                    MPI_Comm comm, MPI_Request* request) {
+  const Small small = small_message(buf, count, type, source, comm, false, false);
+  count_bare(small, false);
+  std::optional<Route> r = small.way == Way::kPlain || small.way == Way::kBare
+                               ? std::nullopt
+                               : route(buf, count, type, source, comm, true);
+  if (!r) {
+    platform::OpStatus st;
+    if (serve_plain_from_queue(small.plain_comm, buf, count, type, source, tag, comm, &st)) {
+      return request_start(std::make_unique<DoneOp>(st), comm, request);
+    }
+    return irecv_mpi(buf, count, type, source, tag, comm, request);
+  }
+  Status posted;
+  auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {
+    return std::make_unique<p2p::RecvOp>(r->channel(), b, source, tag);
+  }, &posted);
+  if (!ok(posted)) return raise(comm, posted, "receive");
+  return request_start(std::move(op), comm, request);
+}
+
+}  // namespace
+
+int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+         MPI_Status* status) {
+  if (own_bare(count, type, source) && !p2p::ProbedQueue::any_queued()) [[likely]] {
+    return recv_bare(buf, count, type, source, tag, comm, status);
+  }
+  return recv_general(buf, count, type, source, tag, comm, status);
+}
+
+int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+          MPI_Request* request) {
+  // A bare receive (p2p/wire.h) is the MPI library's own: its request is MPI's.
+  if (own_bare(count, type, source) && !p2p::ProbedQueue::any_queued()) [[likely]] {
+    return irecv_bare(buf, count, type, source, tag, comm, request);
+  }
+  return irecv_general(buf, count, type, source, tag, comm, request);
+}
+
+int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+             MPI_Comm comm, MPI_Status* status) {
+  // Both sides the MPI library's own (plain or bare, nothing probed to serve first): one call.
+  const Small out = small_message(sendbuf, sendcount, sendtype, dest, comm, true, false);
+  const Small in = small_message(recvbuf, recvcount, recvtype, source, comm, false, false);
+  const auto own = [](const Small& m) { return m.way == Way::kPlain || m.way == Way::kBare; };
+  if (own(out) && own(in) && (in.plain_comm == nullptr || in.plain_comm->probed.empty()) &&
+      !staged(sendbuf, sendcount, dest) && !staged(recvbuf, recvcount, source)) {
+    count_bare(out, true);
+    count_bare(in, false);
+    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, status);
+  }
+  MPI_Request sreq;
+  int rc = isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &sreq);
+  if (rc != MPI_SUCCESS) return rc;
+  int rrc = recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+  rc = wait(&sreq, MPI_STATUS_IGNORE);
+  return rrc != MPI_SUCCESS ? rrc : raise(comm, rc);
+}
+
+int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                     int recvtag, MPI_Comm comm, MPI_Status* status) {
+  auto r = route(buf, count, type, dest, comm);
+  if (!r && (staged(buf, count, dest) || staged(buf, count, source))) {
+    // A device buffer of another datatype: the exchange runs on a host copy of its span.
+    p2p::HostCopy copy;
+    Status s = copy.prepare(buf, count, type);
+    if (ok(s)) s = copy.load();
+    if (!ok(s)) return raise(comm, s, "sendrecv_replace of a device buffer");
+    int rc = sendrecv_replace(copy.base(), count, type, dest, sendtag, source, recvtag, comm, status);
+    const Status stored = copy.store();
+    if (stored != Status::kOk && rc == MPI_SUCCESS) {
+      rc = raise(comm, stored, "copy back of a staged buffer");
+    }
+    return rc;
+  }
+  if (!r && protocol_comm(comm) == nullptr) {
+    return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+  }
+  // Send a copy, receive into the buffer. Protocol datatypes are contiguous elements; other
+  // datatypes travel packed.
+  int packed_size = 0;
+  int rc = PMPI_Pack_size(count, type, comm, &packed_size);
+  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  std::vector<uint8_t> copy(static_cast<size_t>(packed_size));
+  MPI_Request sreq;
+  if (r) {
+    // The elements, packed into a copy that the send owns.
+    Route sent = *r;
+    sent.packed = true;
+    sent.layout = p2p::Layout{buf, count, type, comm, r->buffer.device,
+                              r->buffer.count / std::max(1, count),
+                              format::elem_bytes(r->buffer.dtype)};
+    std::unique_ptr<platform::Operation> op;
+    rc = report(start_routed_send(sent, dest, sendtag, p2p::SendMode::kStandard, &op), "send");
+    if (rc == MPI_SUCCESS) rc = request_start(std::move(op), comm, &sreq);
+  } else {
+    int position = 0;
+    rc = PMPI_Pack(buf, count, type, copy.data(), packed_size, &position, comm);
+    if (rc == MPI_SUCCESS) rc = PMPI_Isend(copy.data(), position, MPI_PACKED, dest, sendtag, comm, &sreq);
+  }
+  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  int rrc = recv(buf, count, type, source, recvtag, comm, status);
+  rc = wait(&sreq, MPI_STATUS_IGNORE);
+  return rrc != MPI_SUCCESS ? rrc : raise(comm, rc);
+}
+
+int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  auto r = route(buf, count, type, source, comm);
+  if (r || staged(buf, count, source) || protocol_comm(comm) != nullptr) {
+    // MPI's own argument checks at this call, as send_init_mode() makes them.
+    MPI_Request checked = MPI_REQUEST_NULL;
+    const int rc = PMPI_Recv_init(buf, count, type, source, tag, comm, &checked);
+    if (rc != MPI_SUCCESS) return rc;
+    PMPI_Request_free(&checked);
+  }
+  if (!r && staged(buf, count, source)) {
+    return raise(comm, request_persistent(
+        [buf, count, type = p2p::HeldType(type), source, tag,
+         comm](std::unique_ptr<platform::Operation>* op) {
+          return p2p::start_staged_recv(buf, count, type, source, tag, comm, op);
+        },
+        comm, request));
+  }
+  if (!r && protocol_comm(comm) == nullptr) {
+    return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+  }
+  if (!r) {
+    // Each start looks at the probed queue first, as a non-persistent receive does: a receive of a
+    // protocol signature (bare-sized) takes a queued message of either form through the protocol's
+    // receiver.
+    return raise(comm, request_persistent(
+        [buf, count, type = p2p::HeldType(type), source, tag,
+         comm](std::unique_ptr<platform::Operation>* op) {
+          if (auto queued = receive_route(buf, count, type, source, comm)) {
+            Status posted;
+            auto recv_op = routed_recv(*queued, [&](const p2p::UserBuffer& b) {
+              return std::make_unique<p2p::RecvOp>(queued->channel(), b, source, tag);
+            }, &posted);
+            if (ok(posted)) *op = std::move(recv_op);
+            return posted;
+          }
+          platform::OpStatus st;
+          if (serve_plain_from_queue(protocol_comm(comm), buf, count, type, source, tag, comm,
+                                     &st)) {
+            *op = std::make_unique<DoneOp>(st);
+            return Status();
+          }
+          auto plain = std::make_unique<PlainRecvOp>();
+          const int rc = plain->post(buf, count, type, source, tag, comm);
+          if (rc == MPI_SUCCESS) *op = std::move(plain);
+          return Status::mpi(rc);
+        },
+        comm, request));
+  }
+  Route route_copy = *r;
+  return raise(comm, request_persistent(
+      [route_copy, source, tag](std::unique_ptr<platform::Operation>* op) {
+        Status posted;
+        auto recv_op = routed_recv(route_copy, [&](const p2p::UserBuffer& b) {
+          return std::make_unique<p2p::RecvOp>(route_copy.channel(), b, source, tag);
+        }, &posted);
+        if (ok(posted)) *op = std::move(recv_op);
+        return posted;
+      },
+      comm, request));
+}
+
+}  // namespace mpizip::core
