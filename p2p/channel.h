@@ -36,10 +36,6 @@ struct SendPolicy {
   bool host_compress = false;    // compress host buffers (CPU codec)
   bool checksum = false;         // add a checksum to compressed streams
   Pipeline pipeline = Pipeline::kSplit;
-  // Copy raw host payloads that travel apart from the match message into MPIZip's memory, so that
-  // the send completes without waiting for the receiver to post its part (set where no progress
-  // thread runs, which would otherwise be the one to post it while the receiver sits in MPI).
-  bool own_payload = false;
   // Compressed host buffers larger than this travel in chunks of this many bytes (a multiple of
   // 64), so that compression, the wire and decoding overlap (p2p/chunked.h); 0: in one piece.
   uint64_t chunk_bytes = uint64_t{1} << 20;

@@ -97,6 +97,7 @@ class KeepPacked : public platform::Operation {
     return cancelled;
   }
   bool detachable() const override { return inner_->detachable(); }
+  bool awaits_own_calls() const override { return inner_->awaits_own_calls(); }
 
  private:
   std::unique_ptr<platform::Operation> inner_;

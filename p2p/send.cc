@@ -163,11 +163,25 @@ class SendOp : public platform::Operation {
     if (chunked_device_) chunked_device_->abandon();
   }
 
+  // Encoding, chunks still to post, or a transfer whose pieces still go to MPI from this side.
+  bool awaits_own_calls() const override {
+    if (done_ || failed_ || !ok(error_)) return false;
+    if (job_active_ || (chunked_ && !chunked_->all_posted()) ||
+        (chunked_device_ && !chunked_device_->all_posted())) {
+      return true;
+    }
+    for (const auto& t : transfers_) {
+      if (t && t->needs_sender()) return true;
+    }
+    return false;
+  }
+
   // The match message is MPIZip's own copy: only a synchronous send waits for it to be matched.
   bool detachable() const override {
     const bool owned = owned_ || (chunked_ && chunked_->all_posted()) ||
                        (chunked_device_ && chunked_device_->all_posted());
-    return !done_ && owned && !job_active_ && (!synchronous_ || match_req_ == MPI_REQUEST_NULL) &&
+    return !done_ && owned && !awaits_own_calls() &&
+           (!synchronous_ || match_req_ == MPI_REQUEST_NULL) &&
            ok(error_);
   }
 
@@ -241,14 +255,17 @@ class SendOp : public platform::Operation {
     owned_ = true;
   }
 
-  // A raw host payload that travels apart from the match message: a copy in MPIZip's memory when
-  // the policy asks for it (and memory allows), so that the send need not wait for the receiver.
-  // A buffered send copies device payloads too (into host memory: the transports carry host
-  // bytes to a device receiver as well).
+  // A raw payload that travels apart from the match message: a copy in MPIZip's memory (and
+  // memory allows), so that the send need not wait for the receiver. Device payloads are copied
+  // into host memory (the transports carry host bytes to a device receiver as well), except
+  // towards a rank of this node, which pulls them through CUDA IPC, or from a copy the transport
+  // makes itself if it does not come soon (src/transport/node_flags.h); a buffered send copies
+  // them for every peer.
   void own_raw_payload() {
     if (owned_ || payload_bytes_ <= ch_.policy.eager_bytes) return;
     const bool host = payload_where_ == Memory::kHost;
-    if (!buffered_ && !(ch_.policy.own_payload && host)) return;
+    const bool ipc = !host && ch_.transport != nullptr && ch_.transport->same_node(dest_);
+    if (!buffered_ && ipc) return;
     if (storage_.resize(payload_bytes_) != Status::kOk) return;  // then it waits for the receiver
     if (host) {
       std::memcpy(storage_.data(), payload_, payload_bytes_);

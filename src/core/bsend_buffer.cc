@@ -37,6 +37,7 @@ class Holding : public platform::Operation {
     return cancelled;
   }
   bool detachable() const override { return op_->detachable(); }
+  bool awaits_own_calls() const override { return op_->awaits_own_calls(); }
 
  private:
   std::unique_ptr<platform::Operation> op_;

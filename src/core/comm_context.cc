@@ -26,6 +26,8 @@ Status comm_context_create(MPI_Comm comm, const transport::Options& options, boo
                 status_string(s));
     return s;
   }
+  MPIZIP_INFO("point-to-point payloads of a communicator of %d ranks over transport %s",
+              c->nodes.size, c->p2p_transport->name());
   if (collectives && comm_context_add_collectives(comm, options, c.get()) == Status::kMpiError)
     return Status::kMpiError;
   *out = std::move(c);

@@ -39,9 +39,9 @@ void run(std::string gpu) {
       continue;
     }
     lock.unlock();
-    progress();
+    transport::progress_all_without_mpi();
     // Poll gently: the application's own MPIZip calls progress at full speed; this thread only has
-    // to keep operations moving while the application is elsewhere.
+    // to keep what moves without MPI moving while the application is elsewhere.
     std::this_thread::sleep_for(std::chrono::microseconds(20));
     lock.lock();
   }
@@ -49,31 +49,13 @@ void run(std::string gpu) {
 
 }  // namespace
 
-bool progress_thread_wanted() {
+void progress_thread_start() {
   const Settings& s = settings();
-  if (!s.enable || s.progress_thread == 2 || s.protocol == 2) return false;
-  if (s.progress_thread == 1) return true;
-  // Host buffers over the MPI library's transport need no thread: a send completes once its
-  // payload is posted from MPIZip's memory (p2p/send.h), and MPI moves it from inside any call.
-  // The GPU pipeline, CUDA IPC (a sender waits for its receiver to copy) and the transports MPI
-  // does not drive (UCX, the paced emulated link) do.
-  const auto kind = static_cast<transport::Kind>(s.transport);
-  if (kind == transport::Kind::kUcx || kind == transport::Kind::kEmulated) return true;
-  std::string why;
-  return !platform::gpus(&why).empty();
-}
-
-void progress_thread_start(int provided) {
-  if (!progress_thread_wanted()) return;
-  if (provided < MPI_THREAD_MULTIPLE) {
-    MPIZIP_LOG_ONCE(kWarn, "no progress thread: the MPI library did not grant MPI_THREAD_MULTIPLE; "
-                           "operations advance inside MPIZip's calls only");
-    return;
-  }
+  if (!s.enable || s.progress_thread == 2 || g_progress_thread_running.load()) return;
   g_stop = false;
   g_thread = std::thread(run, platform::current_gpu_pci_bus_id());
   g_progress_thread_running.store(true);
-  MPIZIP_DEBUG("progress thread started");
+  MPIZIP_DEBUG("helper thread started (it never calls MPI)");
 }
 
 void progress_thread_stop() {

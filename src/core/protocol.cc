@@ -11,7 +11,6 @@
 #include "include/mpizip.h"
 #include "p2p/wire.h"
 #include "src/core/agreement.h"
-#include "src/core/progress_thread.h"
 #include "src/core/requests.h"
 #include "src/core/settings.h"
 #include "src/core/type_signature.h"
@@ -294,7 +293,6 @@ p2p::SendPolicy send_policy_for(const Settings& st) {
   p.host_compress = st.host_compress;
   p.checksum = st.checksum;
   p.pipeline = static_cast<p2p::Pipeline>(st.p2p_pipeline);
-  p.own_payload = !progress_thread_running();
   p.chunk_bytes = st.chunk_bytes;  // a multiple of 64 (settings.def): whole elements of every type
   p.fault_after_match = st.fault == kFaultSend;
   return p;

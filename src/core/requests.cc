@@ -389,6 +389,8 @@ int start(MPI_Request* request) {
   if (rc != MPI_SUCCESS) return rc;
   rc = PMPI_Start(&e->handle);
   if (rc != MPI_SUCCESS) return rc;
+  // As a non-blocking send does: the work only this rank can do, before the call returns.
+  while (op->awaits_own_calls() && !op->progress()) progress();
   e->op = std::move(op);
   e->done.store(false, std::memory_order_relaxed);
   e->active = true;

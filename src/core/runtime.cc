@@ -58,20 +58,19 @@ void start() {
     MPIZIP_WARN("cannot set up the point-to-point protocol; point-to-point calls pass through");
     protocol_teardown_job();
   }
-  if (protocol_job_on()) progress_thread_start(g_library_level);
+  if (protocol_job_on()) progress_thread_start();
   protocol_refresh_policy();
   g_bypass.store(!s.stats && !protocol_job_on() && !platform::has_gpu(), std::memory_order_release);
   MPIZIP_DEBUG("started, thread level %d (library %d)", g_thread_level, g_library_level);
 }
 
-// The progress thread needs MPI_THREAD_MULTIPLE from the library; the application is granted the
-// level it asked for (no more), and MPI_Query_thread reports that level.
+// The MPI library is asked for the level the application asks for, nothing more: MPIZip calls it
+// only from the application's threads (progress_thread.h), and Open MPI charges
+// MPI_THREAD_MULTIPLE on every call of the process.
 int init(int* argc, char*** argv, int required, int* provided) {
-  int ask = progress_thread_wanted() && required < MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
-                                                                       : required;
-  int rc = PMPI_Init_thread(argc, argv, ask, &g_library_level);
+  int rc = PMPI_Init_thread(argc, argv, required, &g_library_level);
   if (rc != MPI_SUCCESS) return rc;
-  g_thread_level = g_library_level < required ? g_library_level : required;
+  g_thread_level = g_library_level;
   if (provided != nullptr) *provided = g_thread_level;
   start();
   return rc;

@@ -36,6 +36,11 @@ class Operation {
   // request engine then completes the application's request and runs the rest in the background,
   // as an MPI library completes a buffered eager send.
   virtual bool detachable() const { return false; }
+  // True while the operation has work that only its own side's MPIZip calls can do (posting to
+  // MPI, waiting for the GPU codec before posting): a non-blocking send does that work before it
+  // returns, so that a peer never waits for it while this side sits in an MPI call MPIZip does not
+  // intercept (docs/DESIGN.md, "Progress").
+  virtual bool awaits_own_calls() const { return false; }
   const OpStatus& status() const { return status_; }
 
  protected:

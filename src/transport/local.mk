@@ -18,6 +18,7 @@ libmpizip_core_la_SOURCES += src/transport/transport.h src/transport/transport.c
 	src/transport/segments.h src/transport/segments.cc \
 	src/transport/staging.h src/transport/staging.cc \
 	src/transport/ipc.h src/transport/ipc.cc \
+	src/transport/node_flags.h src/transport/node_flags.cc \
 	src/transport/emulated.h src/transport/emulated.cc \
 	src/transport/device_ops.h
 if HAVE_GPU

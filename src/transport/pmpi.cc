@@ -7,6 +7,7 @@
 #include "src/platform/log.h"
 #include "src/transport/device_ops.h"
 #include "src/transport/ipc.h"
+#include "src/transport/node_flags.h"
 #include "src/transport/mpi_calls.h"
 #include "src/transport/segments.h"
 #include "src/transport/staging.h"
@@ -17,7 +18,12 @@ namespace {
 enum Role : int { kHeaderRole = 0, kSegmentRole = 1, kFinRole = 2, kRoles = 3 };
 
 constexpr uint32_t kMagic = 0x4d5a5450;  // "MZTP"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kNoClaim = UINT32_MAX;
+// How long an IPC sender waits for its receiver to claim the buffer before it copies the buffer
+// into memory of its own and completes (node_flags.h): long enough for a receiver that sits in a
+// wait to take it (one copy), short against the copy itself.
+constexpr int64_t kClaimWaitNs = 50'000;
 
 enum class Mode : uint32_t { kInline = 1, kIpc = 2 };
 enum class Fin : uint32_t { kPulled = 1, kSendInline = 2, kFailed = 3 };
@@ -31,6 +37,7 @@ struct Header {
   int64_t posted_ns = 0;  // S's CLOCK_MONOTONIC when it posted the transfer
   LinkSlot slot;          // the transfer's time on the emulated link, if paced
   IpcDescriptor ipc;      // S's buffer, for Mode::kIpc
+  uint32_t claim = kNoClaim;  // Mode::kIpc: S's claim slot (node_flags.h), or none
 };
 
 // R -> S, the answer to an IPC header.
@@ -78,6 +85,13 @@ class PmpiTransport final : public Transport {
   Status segment_route(int peer, uint64_t tag, bool device, SegmentRoute* out);
   void attach(PmpiTransfer* t) { live_.push_back(t); }
   void detach(PmpiTransfer* t) { live_.erase(std::find(live_.begin(), live_.end(), t)); }
+  // Keeps a sender's copy of a buffer it moved (node_flags.h) until the receiver has pulled it.
+  void keep_moved(platform::DeviceBuffer copy, std::shared_ptr<NodeFlags> flags, uint32_t slot) {
+    moved_.push_back(Moved{std::move(copy), std::move(flags), slot});
+  }
+  // IPC pulls under way (GPU copies and claim flags only) and moved copies already pulled.
+  void progress_without_mpi() override;
+  ~PmpiTransport() override;
 
  private:
   Status check(const void* buf, uint64_t bytes, Memory where, int peer) const;
@@ -91,6 +105,13 @@ class PmpiTransport final : public Transport {
   platform::Stream stream_;
   bool stream_ready_ = false;
   std::vector<PmpiTransfer*> live_;  // transfers not yet destroyed, for progress()
+  struct Moved {
+    platform::DeviceBuffer copy;
+    std::shared_ptr<NodeFlags> flags;
+    uint32_t slot;
+  };
+  std::vector<Moved> moved_;  // senders' copies their receivers have not pulled yet
+  void release_pulled();
 };
 
 // What send and receive transfers share: registration for the transport's progress(), and the
@@ -110,6 +131,10 @@ class PmpiTransfer : public Transfer {
   void poke() {
     if (status_ == Status::kOk && !done_) status_ = advance(&done_);
   }
+  // Advances what needs no MPI call (an IPC pull's GPU copies and claim flag), from any thread
+  // that holds the transport.
+  virtual void poke_without_mpi() {}
+  bool needs_sender() const override { return segments_ != nullptr && segments_->needs_sender(); }
 
  protected:
   // Advances without blocking; *done once the bytes have left (send) or landed (receive).
@@ -128,6 +153,7 @@ class PmpiTransfer : public Transfer {
   PmpiTransport* transport_;
   Status status_ = Status::kOk;
   bool done_ = false;
+  std::unique_ptr<Segments> segments_;  // inline bytes, either way
 };
 
 class SendTransfer final : public PmpiTransfer {
@@ -156,6 +182,11 @@ class SendTransfer final : public PmpiTransfer {
       if (platform::synchronize_default_stream() == Status::kOk &&
           ipc_describe(buf_, bytes_, &header_.ipc) == Status::kOk) {
         header_.mode = Mode::kIpc;
+        // A claim slot, so that the send completes without its receiver (node_flags.h).
+        if ((flags_ = NodeFlags::own()) != nullptr && flags_->take(&header_.claim) != Status::kOk) {
+          header_.claim = kNoClaim;
+          flags_.reset();
+        }
       } else {
         MPIZIP_LOG_ONCE(kInfo, "CUDA IPC cannot share a device buffer (memory not from "
                                "cudaMalloc?); staging it through host memory");
@@ -186,10 +217,49 @@ class SendTransfer final : public PmpiTransfer {
       MPIZIP_CHECK(mpi_status(PMPI_Test(&fin_req_, &flag, MPI_STATUS_IGNORE), "PMPI_Test"));
       if (flag) MPIZIP_CHECK(on_fin());
     }
+    if (flags_ != nullptr && !pulled_ && segments_ == nullptr) MPIZIP_CHECK(settle_claim());
     bool sent = pulled_;
     if (segments_ != nullptr) MPIZIP_CHECK(segments_->advance(&sent));
     *done = sent && header_req_ == MPI_REQUEST_NULL &&
             (!header_.slot.paced || monotonic_ns() >= header_.slot.end_ns);
+    return Status::kOk;
+  }
+
+  // The claim slot of an IPC transfer: the receiver pulled (the buffer is free), or has not claimed
+  // it for kClaimWaitNs (the buffer is copied into memory of this rank's, which the receiver pulls
+  // from later, and the transfer completes).
+  Status settle_claim() {
+    const Claim c = flags_->state(header_.claim);
+    if (c == Claim::kPulled) return claimed_done(true);
+    if (c != Claim::kWaiting || monotonic_ns() - header_.posted_ns < kClaimWaitNs) {
+      return Status::kOk;
+    }
+    if (!flags_->claim(header_.claim, Claim::kWaiting, Claim::kMoving)) return Status::kOk;
+    platform::DeviceBuffer copy;
+    Status s = copy.resize(bytes_);
+    if (ok(s)) s = platform::copy_device_to_device(copy.data(), buf_, bytes_);
+    if (ok(s)) s = ipc_describe(copy.data(), bytes_, &flags_->slot(header_.claim).moved);
+    if (!ok(s)) {
+      // No memory of its own to move the bytes to: wait for the receiver after all.
+      flags_->set(header_.claim, Claim::kWaiting);
+      MPIZIP_LOG_ONCE(kInfo, "an IPC send cannot copy its buffer aside (%s); it waits for its "
+                             "receiver", status_string(s));
+      header_.posted_ns = INT64_MAX / 2;  // no second attempt
+      return Status::kOk;
+    }
+    flags_->set(header_.claim, Claim::kMoved);
+    transport_->keep_moved(std::move(copy), flags_, header_.claim);
+    return claimed_done(false);
+  }
+
+  // The application's buffer is free: the receiver pulled from it (the slot is free again) or the
+  // transport keeps a copy (keep_moved). The answer the receiver sends only on a failure is not
+  // awaited.
+  Status claimed_done(bool pulled) {
+    if (pulled) flags_->give_back(header_.claim);
+    flags_.reset();
+    pulled_ = true;
+    cancel_and_wait(&fin_req_, true);
     return Status::kOk;
   }
 
@@ -198,6 +268,10 @@ class SendTransfer final : public PmpiTransfer {
     if (fin_.magic != kMagic) {
       MPIZIP_WARN("transport %s: malformed answer from rank %d", transport_->name(), peer_);
       return Status::kTransportError;
+    }
+    if (fin_.code != Fin::kPulled && flags_ != nullptr) {
+      flags_->give_back(header_.claim);  // the receiver claimed it and leaves it
+      flags_.reset();
     }
     switch (fin_.code) {
       case Fin::kPulled:
@@ -217,6 +291,10 @@ class SendTransfer final : public PmpiTransfer {
     if (segments_ != nullptr) segments_->abandon();
     cancel_and_wait(&fin_req_, true);
     cancel_and_wait(&header_req_, false);
+    // A slot the receiver has not claimed is taken back; one it claimed is left to it.
+    if (flags_ != nullptr && flags_->claim(header_.claim, Claim::kWaiting, Claim::kFree)) {
+      flags_.reset();
+    }
   }
 
   const void* buf_;
@@ -228,8 +306,8 @@ class SendTransfer final : public PmpiTransfer {
   FinMessage fin_;
   MPI_Request header_req_ = MPI_REQUEST_NULL;
   MPI_Request fin_req_ = MPI_REQUEST_NULL;
-  bool pulled_ = false;  // the receiver copied the bytes through IPC
-  std::unique_ptr<Segments> segments_;
+  bool pulled_ = false;  // the receiver copied the bytes through IPC (or the transport keeps them)
+  std::shared_ptr<NodeFlags> flags_;  // the claim slot's segment, while the slot is this send's
 };
 
 class RecvTransfer final : public PmpiTransfer {
@@ -271,7 +349,12 @@ class RecvTransfer final : public PmpiTransfer {
       if (!flag) return Status::kOk;
       MPIZIP_CHECK(on_header(st));
     }
+    if (awaiting_move_) MPIZIP_CHECK(take_moved());
     if (pulling_) MPIZIP_CHECK(pull());
+    if (pending_answer_) {
+      pending_answer_ = false;
+      MPIZIP_CHECK(answer(answer_code_));
+    }
     int flag = 0;
     MPIZIP_CHECK(mpi_status(PMPI_Test(&fin_req_, &flag, MPI_STATUS_IGNORE), "PMPI_Test"));
     bool landed = pulled_;
@@ -305,7 +388,26 @@ class RecvTransfer final : public PmpiTransfer {
       complete_ns_ =
           std::min(header_.slot.arrive_ns, now + header_.slot.arrive_ns - header_.posted_ns);
     }
-    if (header_.mode == Mode::kIpc) {
+    if (header_.mode == Mode::kIpc && header_.claim != kNoClaim) {
+      // The sender may complete without this rank (node_flags.h): claim its buffer first.
+      flags_ = NodeFlags::peer(header_.ipc.process);
+      if (flags_ == nullptr) {
+        MPIZIP_WARN("transport %s: cannot open rank %d's claim flags", transport_->name(), peer_);
+        (void)answer(Fin::kFailed);
+        return Status::kTransportError;
+      }
+      if (flags_->claim(header_.claim, Claim::kWaiting, Claim::kPulling)) {
+        if (transport_->ipc_cache().map(header_.ipc, &mapping_) == Status::kOk) {
+          pulling_ = true;
+          return pull();
+        }
+        flags_.reset();  // the sender sends the bytes inline instead, and takes the slot back
+        MPIZIP_CHECK(answer(Fin::kSendInline));
+      } else {
+        awaiting_move_ = true;  // the sender is copying its buffer aside, or has
+        return take_moved();
+      }
+    } else if (header_.mode == Mode::kIpc) {
       if (transport_->ipc_cache().map(header_.ipc, &mapping_) == Status::kOk) {
         pulling_ = true;
         return pull();
@@ -347,10 +449,62 @@ class RecvTransfer final : public PmpiTransfer {
     pulling_ = false;
     pulled_ = true;
     mapping_ = IpcMapping();
+    if (flags_ != nullptr) {  // the claim slot tells the sender; no answer
+      flags_->set(header_.claim, from_moved_ ? Claim::kPoolPulled : Claim::kPulled);
+      flags_.reset();
+      return Status::kOk;
+    }
     return answer(Fin::kPulled);
   }
 
+  // The sender copied its buffer aside (it claimed the slot first): pull from that copy once the
+  // slot describes it.
+  Status take_moved() {
+    if (flags_->state(header_.claim) != Claim::kMoved) return Status::kOk;  // still copying
+    awaiting_move_ = false;
+    IpcDescriptor moved = flags_->slot(header_.claim).moved;
+    if (transport_->ipc_cache().map(moved, &mapping_) != Status::kOk) {
+      MPIZIP_WARN("transport %s: cannot map rank %d's copy of a device buffer", transport_->name(),
+                  peer_);
+      flags_->set(header_.claim, Claim::kPoolPulled);  // the sender may free it
+      flags_.reset();
+      (void)answer(Fin::kFailed);
+      return Status::kTransportError;
+    }
+    from_moved_ = true;
+    pulling_ = true;
+    return pull();
+  }
+
+ public:
+  // The pull's GPU copies and its claim flag, from the helper thread too (no MPI: an answer that a
+  // failure needs waits for the application's thread).
+  void poke_without_mpi() override {
+    if (status_ != Status::kOk || done_ || !have_header_ || flags_ == nullptr) return;
+    if (awaiting_move_) status_ = take_moved_quiet();
+    if (status_ == Status::kOk && pulling_) status_ = pull_quiet();
+  }
+
+ private:
+  Status take_moved_quiet() {
+    no_mpi_ = true;
+    const Status s = take_moved();
+    no_mpi_ = false;
+    return s;
+  }
+  Status pull_quiet() {
+    no_mpi_ = true;
+    const Status s = pull();
+    no_mpi_ = false;
+    return s;
+  }
+
   Status answer(Fin code) {
+    if (no_mpi_) {  // on the helper thread: sent by the application's thread's next advance()
+      pending_answer_ = true;
+      answer_code_ = code;
+      return Status::kOk;
+    }
     fin_.code = code;
     const int mpi_tag = transport_->mpi_tag(tag_, kFinRole);
     return mpi_status(
@@ -366,6 +520,10 @@ class RecvTransfer final : public PmpiTransfer {
     }
     if (segments_ != nullptr) segments_->abandon();
     cancel_and_wait(&fin_req_, false);
+    if (flags_ != nullptr) {  // a claimed slot is released: the sender must not wait for it
+      flags_->set(header_.claim, from_moved_ ? Claim::kPoolPulled : Claim::kPulled);
+      flags_.reset();
+    }
   }
 
   void* buf_;
@@ -386,7 +544,12 @@ class RecvTransfer final : public PmpiTransfer {
   platform::Event fence_;             // IPC: after the last copy
   bool fenced_ = false;
   bool pulled_ = false;     // IPC: every copy finished
-  std::unique_ptr<Segments> segments_;
+  std::shared_ptr<NodeFlags> flags_;  // IPC with a claim slot: the sender's flags, until pulled
+  bool awaiting_move_ = false;  // the sender claimed the slot: wait for its copy
+  bool from_moved_ = false;     // the pull reads the sender's copy, not its buffer
+  bool no_mpi_ = false;         // inside poke_without_mpi()
+  bool pending_answer_ = false;  // an answer to send from the application's thread
+  Fin answer_code_ = Fin::kFailed;
 };
 
 Status PmpiTransport::check(const void* buf, uint64_t bytes, Memory where, int peer) const {
@@ -415,6 +578,33 @@ Status PmpiTransport::irecv(void* buf, uint64_t bytes, Memory where, int peer, u
 
 void PmpiTransport::progress() {
   for (PmpiTransfer* t : live_) t->poke();
+  release_pulled();
+}
+
+void PmpiTransport::progress_without_mpi() {
+  for (PmpiTransfer* t : live_) t->poke_without_mpi();
+  release_pulled();
+}
+
+void PmpiTransport::release_pulled() {
+  for (size_t i = 0; i < moved_.size();) {
+    Moved& m = moved_[i];
+    if (m.flags->state(m.slot) == Claim::kPoolPulled) {
+      m.flags->give_back(m.slot);
+      moved_[i] = std::move(moved_.back());
+      moved_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+PmpiTransport::~PmpiTransport() {
+  // Copies whose receivers have not pulled them yet: every correct receive completes before its
+  // process finalizes, so this waits a bounded time for the last pulls, then lets them go.
+  const int64_t until = monotonic_ns() + 2'000'000'000;
+  while (!moved_.empty() && monotonic_ns() < until) release_pulled();
+  for (Moved& m : moved_) m.flags->claim(m.slot, Claim::kMoved, Claim::kFree);
 }
 
 Status PmpiTransport::stream(platform::Stream** out) {

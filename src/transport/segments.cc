@@ -52,6 +52,7 @@ class HostSend final : public Segments {
   void abandon() override {
     for (uint64_t k = 0; k < posted_; ++k) cancel_and_wait(&reqs_[k], false);
   }
+  bool needs_sender() const override { return posted_ < reqs_.size(); }
 
  private:
   SegmentRoute route_;
@@ -144,10 +145,10 @@ struct Slot {
   uint64_t segment = 0;
 };
 
-// Up to two staging pieces for a transfer of `segments` segments: pinned from the pool, else
-// pageable (the copies then run at pageable speed, the transfer still moves).
-std::vector<Slot> make_slots(StagingPool* pool, uint64_t segments) {
-  std::vector<Slot> slots(std::min<uint64_t>(2, segments));
+// `n` staging pieces: pinned from the pool, else pageable (the copies then run at pageable speed,
+// the transfer still moves).
+std::vector<Slot> make_slots(StagingPool* pool, uint64_t n) {
+  std::vector<Slot> slots(n);
   for (Slot& s : slots) {
     if (pool->acquire(&s.pinned) == Status::kOk) {
       s.data = static_cast<char*>(s.pinned.data());
@@ -161,14 +162,18 @@ std::vector<Slot> make_slots(StagingPool* pool, uint64_t segments) {
   return slots;
 }
 
-// Device memory out: device-to-host copy into a piece, then the piece on the wire; with two pieces
-// the copy of segment k+1 runs while segment k is on the wire. Copies run in stream order, so they
-// finish in segment order, and segments go on the wire in order.
+// Device memory out: device-to-host copy into a piece, then the piece on the wire. Every segment
+// has a piece of its own, so that every copy is queued at once and each segment goes on the wire
+// as soon as its copy lands, without waiting for the receiver to take the earlier ones: the send
+// then needs its sender only until the last segment is posted (needs_sender()), and MPI moves the
+// rest. Copies run in stream order, so they finish in segment order, and segments go on the wire
+// in order.
 class StagedSend final : public Segments {
  public:
   StagedSend(const SegmentRoute& route, const char* device, uint64_t bytes, const LinkSlot& slot)
       : route_(route), device_(device), bytes_(bytes), slot_(slot), n_(segment_count(bytes)),
         slots_(make_slots(route.pool, n_)) {}
+  bool needs_sender() const override { return next_send_ < n_; }
 
   Status advance(bool* done) override {
     for (Slot& s : slots_) {
@@ -235,7 +240,7 @@ class StagedRecv final : public Segments {
  public:
   StagedRecv(const SegmentRoute& route, char* device, uint64_t capacity, uint64_t sent)
       : route_(route), device_(device), capacity_(capacity), sent_(sent),
-        n_(segment_count(sent)), slots_(make_slots(route.pool, n_)) {}
+        n_(segment_count(sent)), slots_(make_slots(route.pool, std::min<uint64_t>(2, n_))) {}
 
   Status advance(bool* done) override {
     for (Slot& s : slots_) {

@@ -36,6 +36,8 @@ class Segments {
   // Advances without blocking. *done once every segment has left the buffer (send) or landed in
   // it (receive). kTruncated (with *done) when the sender sent more than the buffer holds.
   virtual Status advance(bool* done) = 0;
+  // Sends: true until every segment is posted to MPI (Transfer::needs_sender()).
+  virtual bool needs_sender() const { return false; }
   // After a failure: cancels the receives MPI has not matched and waits for everything else under
   // way (MPI requests, GPU copies), so that nothing touches the buffer afterwards.
   virtual void abandon() = 0;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +53,10 @@ class Composite final : public Transport {
   void progress() override {
     local_->progress();
     network_->progress();
+  }
+  void progress_without_mpi() override {
+    local_->progress_without_mpi();
+    network_->progress_without_mpi();
   }
   bool same_node(int peer) const override {
     return peer >= 0 && peer < static_cast<int>(same_node_.size()) && same_node_[peer] != 0;
@@ -131,13 +136,33 @@ Status create_network(MPI_Comm comm, const Options& options, const NodeMap& peer
 
 }  // namespace
 
-// Makes one transport safe to call from several threads (the application's and the progress
+class Serialized;
+
+namespace {
+// The live transports create() made, for progress_all_without_mpi().
+std::mutex g_live_mutex;
+std::set<Serialized*> g_live;
+}  // namespace
+
+// Makes one transport safe to call from several threads (the application's and MPIZip's helper
 // thread): every call into it and into its transfers holds one mutex. The transports themselves
 // assume one caller at a time.
 class Serialized : public Transport {
  public:
   explicit Serialized(std::unique_ptr<Transport> inner)
-      : inner_(std::move(inner)), mutex_(std::make_shared<std::mutex>()) {}
+      : inner_(std::move(inner)), mutex_(std::make_shared<std::mutex>()) {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    g_live.insert(this);
+  }
+  ~Serialized() override {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    g_live.erase(this);
+  }
+  // Skipped while another thread holds the transport: that thread advances it meanwhile.
+  void try_progress_without_mpi() {
+    std::unique_lock<std::mutex> lock(*mutex_, std::try_to_lock);
+    if (lock.owns_lock()) inner_->progress_without_mpi();
+  }
   const char* name() const override { return inner_->name(); }
   bool reaches_device_memory() const override { return inner_->reaches_device_memory(); }
   bool same_node(int peer) const override { return inner_->same_node(peer); }
@@ -154,6 +179,10 @@ class Serialized : public Transport {
   void progress() override {
     std::lock_guard<std::mutex> lock(*mutex_);
     inner_->progress();
+  }
+  void progress_without_mpi() override {
+    std::lock_guard<std::mutex> lock(*mutex_);
+    inner_->progress_without_mpi();
   }
 
  private:
@@ -173,6 +202,10 @@ class Serialized : public Transport {
       std::lock_guard<std::mutex> lock(*mutex_);
       return inner_->received_bytes();
     }
+    bool needs_sender() const override {
+      std::lock_guard<std::mutex> lock(*mutex_);
+      return inner_->needs_sender();
+    }
 
    private:
     std::unique_ptr<Transfer> inner_;
@@ -188,6 +221,11 @@ class Serialized : public Transport {
   std::unique_ptr<Transport> inner_;
   std::shared_ptr<std::mutex> mutex_;
 };
+
+void progress_all_without_mpi() {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  for (Serialized* t : g_live) t->try_progress_without_mpi();
+}
 
 Status create(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>* out) {
   MPIZIP_CHECK(mpi_status(PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),

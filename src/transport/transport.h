@@ -43,6 +43,11 @@ class Transfer {
   virtual Status test(bool* done) = 0;
   // Bytes that arrived (receives; equal to the posted size unless the sender sent fewer).
   virtual uint64_t received_bytes() const { return 0; }
+  // Sends: true while the bytes cannot move on without this side calling test() again (pieces
+  // still to be staged and posted to MPI). A send that no longer needs its sender moves on inside
+  // the MPI library (or without MPI: CUDA IPC, UCX with the helper thread), wherever the sender's
+  // application sits meanwhile.
+  virtual bool needs_sender() const { return false; }
 };
 
 class Transport {
@@ -59,8 +64,11 @@ class Transport {
                        std::unique_ptr<Transfer>* out) = 0;
   virtual Status irecv(void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
                        std::unique_ptr<Transfer>* out) = 0;
-  // Drives every pending transfer once (for progress threads and blocking waits).
+  // Drives every pending transfer once (for blocking waits: the application's thread).
   virtual void progress() {}
+  // Drives what moves without calling MPI (a UCX worker and its transfers), for MPIZip's helper
+  // thread, which never calls MPI (docs/DESIGN.md, "Progress"). Nothing for transports over MPI.
+  virtual void progress_without_mpi() {}
   // Whether `peer` shares this rank's node (false for every peer under force_internode).
   virtual bool same_node(int peer) const = 0;
 };
@@ -105,5 +113,9 @@ Status find_node_map(MPI_Comm comm, NodeMap* out);
 Status create(MPI_Comm comm, const Options& options, const NodeMap& nodes,
               std::unique_ptr<Transport>* out);
 Status create(MPI_Comm comm, const Options& options, std::unique_ptr<Transport>* out);
+
+// Calls progress_without_mpi() on every live transport of the process (those create() made) that
+// no other thread is calling at the moment: the helper thread's one job.
+void progress_all_without_mpi();
 
 }  // namespace mpizip::transport

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "tests/mpi/check.h"
 
 enum { N = 3 << 20 }; /* floats: 12 MiB, above every inline and compression threshold */
@@ -64,6 +65,94 @@ static void recv_behind_barrier(MPI_Comm comm, int me, int kind, int synchronous
       MPI_Send(want, N, MPI_FLOAT, 0, 41, comm);
     }
     MPI_Barrier(comm);
+  }
+  free(buf);
+  free(want);
+}
+
+/* The receiver posts its protocol receive, then blocks in a call MPIZip passes to the MPI library
+ * whole, while the sender sits in its blocking send of the large message; the sender enters the
+ * same call only once its send has returned, so the send must complete without the receiver's
+ * MPIZip code. `how`: 0 a blocking receive of a small message (the MPI library's own), 1 an
+ * allreduce of MPI_INT, 2 MPI_Waitall on plain requests only, 3 MPI_Barrier after a
+ * synchronous send's match (MPI_Ssend). */
+static void recv_behind_blocking_call(MPI_Comm comm, int me, int kind, int how) {
+  float* buf = malloc(sizeof(float) * N);
+  float* want = malloc(sizeof(float) * N);
+  fill(want, kind, 53u + (unsigned)(kind * 4 + how));
+  int token = 7, got = 0;
+  if (me == 0) {
+    MPI_Request r;
+    MPI_Irecv(buf, N, MPI_FLOAT, 1, 61, comm, &r);
+    if (how == 0) {
+      MPI_Recv(&got, 1, MPI_INT, 1, 62, comm, MPI_STATUS_IGNORE);
+      CHECK(got == token, "small message behind a blocking receive");
+    } else if (how == 1) {
+      int sum = 0;
+      MPI_Allreduce(&token, &sum, 1, MPI_INT, MPI_SUM, comm);
+      CHECK(sum == 2 * token, "allreduce of MPI_INT behind a posted receive");
+    } else if (how == 2) {
+      MPI_Request plain[2];
+      int other = 0;
+      MPI_Irecv(&got, 1, MPI_INT, 1, 62, comm, &plain[0]);
+      MPI_Irecv(&other, 1, MPI_INT, 1, 63, comm, &plain[1]);
+      MPI_Waitall(2, plain, MPI_STATUSES_IGNORE);
+      CHECK(got == token && other == token + 1, "plain requests behind a posted receive");
+    } else {
+      MPI_Barrier(comm);
+    }
+    MPI_Status st;
+    MPI_Wait(&r, &st);
+    int count = -1;
+    MPI_Get_count(&st, MPI_FLOAT, &count);
+    CHECK(count == N && st.MPI_SOURCE == 1 && st.MPI_TAG == 61, "status behind call %d", how);
+    CHECK(same(buf, want), "payload behind call %d", how);
+  } else {
+    /* The receive is posted before the send starts: a barrier of MPI's own would do, but the
+     * receiver must be inside its blocking call while this rank sends, so it signals nothing and
+     * the send simply starts (the receive was posted first in program order on rank 0). */
+    if (how == 3) {
+      MPI_Ssend(want, N, MPI_FLOAT, 0, 61, comm);
+    } else {
+      MPI_Send(want, N, MPI_FLOAT, 0, 61, comm);
+    }
+    if (how == 0) {
+      MPI_Send(&token, 1, MPI_INT, 0, 62, comm);
+    } else if (how == 1) {
+      int sum = 0;
+      MPI_Allreduce(&token, &sum, 1, MPI_INT, MPI_SUM, comm);
+    } else if (how == 2) {
+      int next = token + 1;
+      MPI_Send(&token, 1, MPI_INT, 0, 62, comm);
+      MPI_Send(&next, 1, MPI_INT, 0, 63, comm);
+    } else {
+      MPI_Barrier(comm);
+    }
+  }
+  free(buf);
+  free(want);
+}
+
+/* The sender posts MPI_Isend, then computes without calling MPI for a while before MPI_Wait; the
+ * receiver is in its blocking receive all along. Both must complete. */
+static void isend_then_compute(MPI_Comm comm, int me, int kind) {
+  float* buf = malloc(sizeof(float) * N);
+  float* want = malloc(sizeof(float) * N);
+  fill(want, kind, 71u + (unsigned)kind);
+  if (me == 0) {
+    MPI_Recv(buf, N, MPI_FLOAT, 1, 65, comm, MPI_STATUS_IGNORE);
+    CHECK(same(buf, want), "payload of an isend followed by computation");
+  } else {
+    MPI_Request r;
+    MPI_Isend(want, N, MPI_FLOAT, 0, 65, comm, &r);
+    volatile double x = 1.0;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do { /* 200 ms without an MPI call */
+      for (int i = 0; i < 100000; ++i) x = x * 1.0000001 + 1e-9;
+      clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1e9 + (t.tv_nsec - t0.tv_nsec) < 2e8);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
   }
   free(buf);
   free(want);
@@ -247,6 +336,8 @@ int main(int argc, char** argv) {
       recv_behind_barrier(pair, me, kind, 0);
       recv_behind_barrier(pair, me, kind, 1);
       isend_wait_behind_barrier(pair, me, kind);
+      for (int how = 0; how < 4; ++how) recv_behind_blocking_call(pair, me, kind, how);
+      isend_then_compute(pair, me, kind);
       send_then_free(pair, me, kind);
     }
     send_modes(pair, me);
