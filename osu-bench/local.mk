@@ -59,7 +59,7 @@ noinst_PROGRAMS += osu-bench/data/onnx_weights
 osu_bench_data_onnx_weights_SOURCES = osu-bench/data/onnx_weights.cc
 dist_noinst_SCRIPTS += osu-bench/data/fetch-real-weights.sh
 # The no-harm measurements (a build tree's benchmarks on the GPU machine; results/README.md).
-dist_noinst_SCRIPTS += osu-bench/no-harm.sh
+dist_noinst_SCRIPTS += osu-bench/no-harm.sh osu-bench/osu74.sh
 real-weights: osu-bench/data/onnx_weights
 	$(SHELL) $(srcdir)/osu-bench/data/fetch-real-weights.sh --extractor osu-bench/data/onnx_weights \
 		'$(abs_top_builddir)/.data'

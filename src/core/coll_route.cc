@@ -74,6 +74,12 @@ std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm com
   std::shared_ptr<CommContext> c = s->context;
   if (!c || !c->coll_transport) return std::nullopt;
   const bool narrow = *dtype == format::DType::kBf16 || *dtype == format::DType::kFp16;
+  // Ranks of one node: nothing crosses a network, so nothing is compressed, and the MPI library
+  // reduces host buffers faster than the two-shot (device buffers take the intra-node engine
+  // first); every rank sees the same node map. bf16 and fp16, which the MPI library cannot
+  // reduce, stay here.
+  if (st.allreduce == kAllreduceAuto && !narrow && !st.force_internode && c->nodes.one_node())
+    return std::nullopt;
   const uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(*dtype);
   if (st.allreduce == kAllreduceAuto && !narrow && bytes < st.allreduce_min_bytes)
     return std::nullopt;
