@@ -20,7 +20,11 @@
 # without the preload. The unit tests, the sanitizers, fuzzing, the HIP compile and distcheck do not depend on
 # the MPI library and run once, above; the Python test skips there (Debian's mpi4py is built
 # against Open MPI). Under MPICH the tests' ranks yield their core while they wait rather than spin
-# (tests/mpi/launcher.sh.in): they outnumber the cores.
+# (tests/mpi/launcher.sh.in): they outnumber the cores. Last, the MPICH build, configured with
+# --prefix build-mpich/install, is installed there, and tests/install.sh checks that installation
+# as the README uses it: the installed mpizip-run (finding the library by itself), mpizip-info, and
+# a program built with `pkg-config --cflags --libs mpizip` (make check runs the same test on a
+# make install staged under DESTDIR, for each MPI library).
 set -e
 cd "$(dirname "$0")"
 start=$(date +%s)
@@ -65,8 +69,13 @@ cd ..
 step MPICH build
 mkdir -p build-mpich
 cd build-mpich
-../configure --with-mpi=mpich --without-cuda --without-gtest
+../configure --with-mpi=mpich --without-cuda --without-gtest --prefix="$PWD/install"
 make -j"$jobs"
 step MPICH make check
 make -j"$jobs" check || { cat test-suite.log; exit 1; }
+step "make install into a scratch prefix"
+rm -rf install
+make install >install.log 2>&1 || { cat install.log; exit 1; }
+MPIZIP_INSTALLED_PREFIX="$PWD/install" make check TESTS=tests/install.sh ||
+  { cat tests/install.log; exit 1; }
 step "all tests passed (Open MPI, then MPICH)"
