@@ -60,6 +60,7 @@ osu_bench_data_onnx_weights_SOURCES = osu-bench/data/onnx_weights.cc
 dist_noinst_SCRIPTS += osu-bench/data/fetch-real-weights.sh
 # The no-harm measurements (a build tree's benchmarks on the GPU machine; results/README.md).
 dist_noinst_SCRIPTS += osu-bench/no-harm.sh osu-bench/osu74.sh
+EXTRA_DIST += osu-bench/osu74_cuda13.h
 real-weights: osu-bench/data/onnx_weights
 	$(SHELL) $(srcdir)/osu-bench/data/fetch-real-weights.sh --extractor osu-bench/data/onnx_weights \
 		'$(abs_top_builddir)/.data'

@@ -8,14 +8,15 @@
 // the header's IPC description carries) and the two race for the slot with compare-and-swap:
 //   kWaiting  -> kPulling  (receiver: it copies out of the sender's buffer now)
 //   kPulling  -> kPulled   (receiver: the copy has finished; the sender's buffer is free)
-//   kWaiting  -> kMoving   (sender: it waited long enough and copies its buffer into memory of its
-//                           own, exported too)
-//   kMoving   -> kMoved    (sender: the copy has finished; the slot now describes it)
-//   kMoved    -> kPoolPulled (receiver: it copied from there; the sender frees it)
+//   kWaiting  -> kMoving   (sender: it waited long enough and copies its buffer into host memory of
+//                           its own)
+//   kMoving   -> kMoved    (sender: the copy has finished and its segments are posted to MPI; the
+//                           receiver takes them as the inline bytes of the transfer)
 // so exactly one of them copies the application's buffer, a receiver that is there pulls straight
 // from it (one copy for large messages), and a sender whose receiver is elsewhere (in an MPI call
-// MPIZip does not intercept) completes anyway. Lock-free 32-bit atomics work across processes
-// that map the same memory.
+// MPIZip does not intercept) completes anyway: MPI moves the segments from inside any call. The
+// sender takes its slot back once the receiver pulled, or once MPI has sent every segment. Lock-free
+// 32-bit atomics work across processes that map the same memory.
 #pragma once
 
 #include <atomic>
@@ -34,13 +35,11 @@ enum class Claim : uint32_t {
   kPulled = 3,
   kMoving = 4,
   kMoved = 5,
-  kPoolPulled = 6,
 };
 
 struct ClaimSlot {
   std::atomic<uint32_t> state;   // a Claim
   uint32_t reserved;
-  IpcDescriptor moved;           // kMoved: where the sender's copy is
 };
 
 class NodeFlags {

@@ -85,9 +85,11 @@ class PmpiTransport final : public Transport {
   Status segment_route(int peer, uint64_t tag, bool device, SegmentRoute* out);
   void attach(PmpiTransfer* t) { live_.push_back(t); }
   void detach(PmpiTransfer* t) { live_.erase(std::find(live_.begin(), live_.end(), t)); }
-  // Keeps a sender's copy of a buffer it moved (node_flags.h) until the receiver has pulled it.
-  void keep_moved(platform::DeviceBuffer copy, std::shared_ptr<NodeFlags> flags, uint32_t slot) {
-    moved_.push_back(Moved{std::move(copy), std::move(flags), slot});
+  // Keeps a sender's host copy of a buffer it moved (node_flags.h) and the segments posted from it
+  // until MPI has sent them all; then the claim slot is free again.
+  void keep_moved(std::vector<char> copy, std::unique_ptr<Segments> segments,
+                  std::shared_ptr<NodeFlags> flags, uint32_t slot) {
+    moved_.push_back(Moved{std::move(copy), std::move(segments), std::move(flags), slot});
   }
   // IPC pulls under way (GPU copies and claim flags only) and moved copies already pulled.
   void progress_without_mpi() override;
@@ -106,12 +108,13 @@ class PmpiTransport final : public Transport {
   bool stream_ready_ = false;
   std::vector<PmpiTransfer*> live_;  // transfers not yet destroyed, for progress()
   struct Moved {
-    platform::DeviceBuffer copy;
+    std::vector<char> copy;
+    std::unique_ptr<Segments> segments;
     std::shared_ptr<NodeFlags> flags;
     uint32_t slot;
   };
-  std::vector<Moved> moved_;  // senders' copies their receivers have not pulled yet
-  void release_pulled();
+  std::vector<Moved> moved_;  // senders' copies whose segments MPI has not sent yet
+  void release_sent();
 };
 
 // What send and receive transfers share: registration for the transport's progress(), and the
@@ -235,12 +238,25 @@ class SendTransfer final : public PmpiTransfer {
       return Status::kOk;
     }
     if (!flags_->claim(header_.claim, Claim::kWaiting, Claim::kMoving)) return Status::kOk;
-    platform::DeviceBuffer copy;
-    Status s = copy.resize(bytes_);
-    if (ok(s)) s = platform::copy_device_to_device(copy.data(), buf_, bytes_);
-    if (ok(s)) s = ipc_describe(copy.data(), bytes_, &flags_->slot(header_.claim).moved);
+    // The bytes go to host memory of this rank's and from there to MPI, which moves them whatever
+    // either side does next; the receiver takes them as segments (pmpi.h, "IPC").
+    std::vector<char> copy;
+    std::unique_ptr<Segments> segments;
+    Status s = Status::kOk;
+    try {
+      copy.resize(bytes_);
+    } catch (const std::bad_alloc&) {
+      s = Status::kOutOfMemory;
+    }
+    if (ok(s)) s = platform::copy_to_host(copy.data(), buf_, bytes_);
+    SegmentRoute route;
+    if (ok(s)) s = transport_->segment_route(peer_, tag_, false, &route);
+    if (ok(s)) s = send_segments(route, copy.data(), bytes_, false, LinkSlot{}, &segments);
+    bool sent = false;
+    if (ok(s)) s = segments->advance(&sent);  // posts every segment
     if (!ok(s)) {
-      // No memory of its own to move the bytes to: wait for the receiver after all.
+      if (segments != nullptr) segments->abandon();
+      // No memory to move the bytes to: wait for the receiver after all.
       flags_->set(header_.claim, Claim::kWaiting);
       MPIZIP_LOG_ONCE(kInfo, "an IPC send cannot copy its buffer aside (%s); it waits for its "
                              "receiver", status_string(s));
@@ -248,7 +264,7 @@ class SendTransfer final : public PmpiTransfer {
       return Status::kOk;
     }
     flags_->set(header_.claim, Claim::kMoved);
-    transport_->keep_moved(std::move(copy), flags_, header_.claim);
+    transport_->keep_moved(std::move(copy), std::move(segments), flags_, header_.claim);
     return claimed_done(false);
   }
 
@@ -450,30 +466,23 @@ class RecvTransfer final : public PmpiTransfer {
     pulled_ = true;
     mapping_ = IpcMapping();
     if (flags_ != nullptr) {  // the claim slot tells the sender; no answer
-      flags_->set(header_.claim, from_moved_ ? Claim::kPoolPulled : Claim::kPulled);
+      flags_->set(header_.claim, Claim::kPulled);
       flags_.reset();
       return Status::kOk;
     }
     return answer(Fin::kPulled);
   }
 
-  // The sender copied its buffer aside (it claimed the slot first): pull from that copy once the
-  // slot describes it.
+  // The sender claimed the slot first and sends the bytes to MPI from a copy of its own: once the
+  // slot says so, they are taken as segments. The slot is the sender's again from then on.
   Status take_moved() {
     if (flags_->state(header_.claim) != Claim::kMoved) return Status::kOk;  // still copying
+    if (no_mpi_) return Status::kOk;  // posting the receives is the application's thread's
     awaiting_move_ = false;
-    IpcDescriptor moved = flags_->slot(header_.claim).moved;
-    if (transport_->ipc_cache().map(moved, &mapping_) != Status::kOk) {
-      MPIZIP_WARN("transport %s: cannot map rank %d's copy of a device buffer", transport_->name(),
-                  peer_);
-      flags_->set(header_.claim, Claim::kPoolPulled);  // the sender may free it
-      flags_.reset();
-      (void)answer(Fin::kFailed);
-      return Status::kTransportError;
-    }
-    from_moved_ = true;
-    pulling_ = true;
-    return pull();
+    flags_.reset();
+    SegmentRoute route;
+    MPIZIP_CHECK(transport_->segment_route(peer_, tag_, device_, &route));
+    return recv_segments(route, buf_, capacity_, header_.bytes, device_, &segments_);
   }
 
  public:
@@ -520,10 +529,10 @@ class RecvTransfer final : public PmpiTransfer {
     }
     if (segments_ != nullptr) segments_->abandon();
     cancel_and_wait(&fin_req_, false);
-    if (flags_ != nullptr) {  // a claimed slot is released: the sender must not wait for it
-      flags_->set(header_.claim, from_moved_ ? Claim::kPoolPulled : Claim::kPulled);
-      flags_.reset();
+    if (flags_ != nullptr && pulling_) {  // a claimed slot is released: the sender must not wait
+      flags_->set(header_.claim, Claim::kPulled);
     }
+    flags_.reset();
   }
 
   void* buf_;
@@ -546,7 +555,6 @@ class RecvTransfer final : public PmpiTransfer {
   bool pulled_ = false;     // IPC: every copy finished
   std::shared_ptr<NodeFlags> flags_;  // IPC with a claim slot: the sender's flags, until pulled
   bool awaiting_move_ = false;  // the sender claimed the slot: wait for its copy
-  bool from_moved_ = false;     // the pull reads the sender's copy, not its buffer
   bool no_mpi_ = false;         // inside poke_without_mpi()
   bool pending_answer_ = false;  // an answer to send from the application's thread
   Fin answer_code_ = Fin::kFailed;
@@ -578,18 +586,18 @@ Status PmpiTransport::irecv(void* buf, uint64_t bytes, Memory where, int peer, u
 
 void PmpiTransport::progress() {
   for (PmpiTransfer* t : live_) t->poke();
-  release_pulled();
+  release_sent();
 }
 
 void PmpiTransport::progress_without_mpi() {
   for (PmpiTransfer* t : live_) t->poke_without_mpi();
-  release_pulled();
 }
 
-void PmpiTransport::release_pulled() {
+void PmpiTransport::release_sent() {
   for (size_t i = 0; i < moved_.size();) {
     Moved& m = moved_[i];
-    if (m.flags->state(m.slot) == Claim::kPoolPulled) {
+    bool sent = false;
+    if (m.segments->advance(&sent) != Status::kOk || sent) {
       m.flags->give_back(m.slot);
       moved_[i] = std::move(moved_.back());
       moved_.pop_back();
@@ -600,11 +608,14 @@ void PmpiTransport::release_pulled() {
 }
 
 PmpiTransport::~PmpiTransport() {
-  // Copies whose receivers have not pulled them yet: every correct receive completes before its
-  // process finalizes, so this waits a bounded time for the last pulls, then lets them go.
+  // Copies whose segments MPI has not sent: every correct receive completes before its process
+  // finalizes, so this waits a bounded time for the last ones, then abandons them.
   const int64_t until = monotonic_ns() + 2'000'000'000;
-  while (!moved_.empty() && monotonic_ns() < until) release_pulled();
-  for (Moved& m : moved_) m.flags->claim(m.slot, Claim::kMoved, Claim::kFree);
+  while (!moved_.empty() && monotonic_ns() < until) release_sent();
+  for (Moved& m : moved_) {
+    m.segments->abandon();
+    m.flags->give_back(m.slot);
+  }
 }
 
 Status PmpiTransport::stream(platform::Stream** out) {

@@ -18,7 +18,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 make -j"$jobs" libmpizip.la > make.log 2>&1 || { tail -50 make.log; exit 1; }
 make -j"$jobs" tests/mpi/threads tests/mpi/mt_probe >> make.log 2>&1 || { tail -50 make.log; exit 1; }
 supp="$src/tests/tsan/suppressions.txt"
-export TSAN_OPTIONS="suppressions=$supp halt_on_error=1 exitcode=66 report_signal_unsafe=0"
+# history_size=7: the previous access of a report comes with its stack.
+export TSAN_OPTIONS="suppressions=$supp halt_on_error=1 exitcode=66 report_signal_unsafe=0 history_size=7"
 # Shared memory between the two ranks (the TCP transport is not what these tests exercise).
 export OMPI_MCA_btl=self,vader
 # UCX's memory hooks (libucm) patch madvise, which glibc calls on a thread's exit, after TSan has
