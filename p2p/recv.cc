@@ -35,13 +35,70 @@ RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, int source, int tag) : ch
       return;
     }
   }
-  // The largest match message any rank sends (core makes eager_bytes and bare_bytes the same on
-  // every rank): a full header with an inline payload, or a bare message.
+  // The message lands where either form fits (wire.h): a plain one of up to the buffer's size,
+  // or a match message of up to match_capacity_ (the largest any rank sends: core makes
+  // eager_bytes and bare_bytes the same on every rank). A host buffer that holds any match
+  // message is that place itself, so a plain message arrives with no copy of MPIZip's; a smaller
+  // one, or a device buffer, receives into host memory of MPIZip's.
   match_capacity_ = kHeaderBytes + std::max(ch_.policy.eager_bytes, ch_.policy.bare_bytes);
-  match_buf_.reset(new uint8_t[match_capacity_]);
-  post_error_ = Status::mpi(PMPI_Irecv(match_buf_.get(), static_cast<int>(match_capacity_),
-                                       MPI_BYTE, source, tag, ch_.comm, &match_req_));
+  const uint64_t capacity = capacity_of(b_);
+  if (!b_.device && capacity >= match_capacity_) {
+    landing_ = static_cast<uint8_t*>(b_.ptr);
+    landing_capacity_ = capacity;
+  } else {
+    landing_capacity_ = std::max<uint64_t>(capacity, match_capacity_);
+    // Not zero-filled: MPI writes what it receives, and untouched pages of a large buffer that
+    // a match message leaves empty cost nothing.
+    landing_buf_.reset(new (std::nothrow) uint8_t[landing_capacity_]);
+    if (!landing_buf_) {
+      post_error_ = Status::kOutOfMemory;
+      finish(post_error_);
+      return;
+    }
+    landing_ = landing_buf_.get();
+  }
+  post_error_ = post_landing(source, tag);
   if (!ok(post_error_)) finish(post_error_);
+}
+
+// MPI's counts are ints: a landing place of more than INT_MAX bytes is received as blocks of a
+// power-of-two size that divides it (a contiguous datatype of MPIZip's, freed once posted).
+Status RecvOp::post_landing(int source, int tag) {
+  constexpr uint64_t kIntMax = 0x7fffffff;
+  if (landing_capacity_ <= kIntMax) {
+    return Status::mpi(PMPI_Irecv(landing_, static_cast<int>(landing_capacity_), MPI_BYTE, source,
+                                  tag, ch_.comm, &match_req_));
+  }
+  uint64_t block = 1;
+  while (landing_capacity_ / block > kIntMax && landing_capacity_ % (block * 2) == 0) block *= 2;
+  const uint64_t blocks = std::min(landing_capacity_ / block, kIntMax);
+  MPI_Datatype t;
+  int rc = PMPI_Type_contiguous(static_cast<int>(block), MPI_BYTE, &t);
+  if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&t);
+  if (rc != MPI_SUCCESS) return Status::mpi(rc);
+  if (blocks * block < landing_capacity_) {
+    MPIZIP_LOG_ONCE(kWarn, "a receive of %llu bytes takes at most %llu of them (MPI's counts)",
+                    static_cast<unsigned long long>(landing_capacity_),
+                    static_cast<unsigned long long>(blocks * block));
+  }
+  rc = PMPI_Irecv(landing_, static_cast<int>(blocks), t, source, tag, ch_.comm, &match_req_);
+  PMPI_Type_free(&t);
+  return Status::mpi(rc);
+}
+
+// The landing place received `bytes` bytes: a match message (copied out of the application's
+// buffer first, where the payload will land) or a plain message.
+void RecvOp::landed_match(const MPI_Status& st, uint64_t bytes) {
+  if (landing_ == b_.ptr && bytes > ch_.policy.bare_bytes && bytes <= match_capacity_) {
+    MatchHeader h;
+    if (parse_header(landing_, bytes, ch_.policy.bare_bytes, &h)) {
+      match_buf_.reset(new uint8_t[bytes]);
+      std::memcpy(match_buf_.get(), landing_, bytes);
+      on_match(match_buf_.get(), bytes, st.MPI_SOURCE, st.MPI_TAG, true);
+      return;
+    }
+  }
+  on_match(landing_, bytes, st.MPI_SOURCE, st.MPI_TAG, true);
 }
 
 RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, std::unique_ptr<ProbedMessage> m)
@@ -68,13 +125,27 @@ bool RecvOp::advance() {
     int flag = 1;
     int rc = PMPI_Test(&match_req_, &flag, &st);
     if (rc != MPI_SUCCESS) {
+      int cls = rc;
+      PMPI_Error_class(rc, &cls);
+      if (cls == MPI_ERR_TRUNCATE) {
+        // A plain message longer than the landing place, so longer than the buffer (every
+        // match message fits there): MPI's own truncation, with the size MPI reports.
+        MPI_Count bytes = 0;
+        PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
+        status_.source = st.MPI_SOURCE;
+        status_.tag = st.MPI_TAG;
+        header_.app_bytes = std::max<uint64_t>(static_cast<uint64_t>(bytes), capacity_of(b_) + 1);
+        status_.bytes = landing_ == b_.ptr ? capacity_of(b_) : 0;
+        finish(Status::kTruncated);
+        return true;
+      }
       finish(Status::mpi(rc));
       return true;
     }
     if (!flag) return false;
-    int bytes = 0;
-    PMPI_Get_count(&st, MPI_BYTE, &bytes);
-    on_match(match_buf_.get(), static_cast<uint64_t>(bytes), st.MPI_SOURCE, st.MPI_TAG, true);
+    MPI_Count bytes = 0;
+    PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
+    landed_match(st, static_cast<uint64_t>(bytes));
   }
   if (phase_ == Phase::kBulk) {
     for (auto& t : transfers_) {
@@ -133,9 +204,9 @@ bool RecvOp::cancel() {
   PMPI_Test_cancelled(&st, &cancelled);
   if (!cancelled) {
     // The match message arrived meanwhile: complete the receive normally.
-    int bytes = 0;
-    PMPI_Get_count(&st, MPI_BYTE, &bytes);
-    on_match(match_buf_.get(), static_cast<uint64_t>(bytes), st.MPI_SOURCE, st.MPI_TAG, true);
+    MPI_Count bytes = 0;
+    PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
+    landed_match(st, static_cast<uint64_t>(bytes));
     return false;
   }
   status_.cancelled = true;
@@ -162,6 +233,10 @@ void RecvOp::on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, b
     header_.app_bytes = bytes;
     status_.bytes = std::min<uint64_t>(bytes, capacity_of(b_));
     traffic_.app_bytes = traffic_.wire_bytes = bytes;
+    if (msg == b_.ptr) {  // it landed in the application's buffer
+      finish(truncation());
+      return;
+    }
     deliver_host(msg);
     return;
   }
@@ -371,6 +446,7 @@ void RecvOp::finish(Status error) {
   phase_ = Phase::kDone;
   if (on_complete_ && traffic_.app_bytes > 0) on_complete_(traffic_);
   match_buf_.reset();
+  landing_buf_.reset();
   bulk_buf_.clear();
   probed_.reset();
 }

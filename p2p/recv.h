@@ -20,39 +20,22 @@
 
 namespace mpizip::p2p {
 
-// A blocking receive's fast path: a match message (`bytes` bytes at `msg`) that carries its raw
-// payload (bare, at most `bare_bytes`, or compact), for a host buffer of the same element type, is
-// delivered with one copy. Returns false,
-// doing nothing, for any other message (which then takes a RecvOp); else true with the error,
-// delivered bytes and traffic filled in (source and tag are the caller's).
-inline bool deliver_inline(const UserBuffer& b, const uint8_t* msg, uint64_t bytes,
-                           uint64_t bare_bytes, platform::OpStatus* st, Traffic* traffic) {
+// A blocking receive's fast path: a message (`bytes` bytes at `msg`) that is plain (wire.h: at
+// most `bare_bytes`, or longer and not a match message), for a host buffer, is delivered with one
+// copy. Returns false, doing nothing, for a match message (which then takes a RecvOp); else true
+// with the error, delivered bytes and traffic filled in (source and tag are the caller's).
+inline bool deliver_plain(const UserBuffer& b, const uint8_t* msg, uint64_t bytes,
+                          uint64_t bare_bytes, platform::OpStatus* st, Traffic* traffic) {
   if (b.device) return false;
+  MatchHeader h;
+  if (bytes > bare_bytes && parse_header(msg, bytes, bare_bytes, &h)) return false;
   const uint64_t capacity = static_cast<uint64_t>(b.count) * format::elem_bytes(b.dtype);
-  if (bytes <= bare_bytes) {  // a bare message (wire.h): the application's bytes
-    const uint64_t n = bytes < capacity ? bytes : capacity;
-    copy_payload(b.ptr, msg, n);
-    st->bytes = n;
-    st->message_bytes = bytes;
-    st->error = bytes > capacity ? Status::kTruncated : Status::kOk;
-    traffic->app_bytes = traffic->wire_bytes = bytes;
-    traffic->compressed = false;
-    return true;
-  }
-  // The compact form (wire.h), checked here without building a full header.
-  CompactHeader h;
-  if (bytes < kCompactHeaderBytes) return false;
-  __builtin_memcpy(&h, msg, kCompactHeaderBytes);
-  if (h.magic_dtype != (kCompactMagic | static_cast<uint8_t>(b.dtype))) return false;
-  const uint64_t app_bytes = bytes - kCompactHeaderBytes;
-  if (h.count > kMaxInlineBytes || app_bytes != h.count * format::elem_bytes(b.dtype)) return false;
-  const uint64_t n = app_bytes < capacity ? app_bytes : capacity;
-  copy_payload(b.ptr, msg + kCompactHeaderBytes, n);
+  const uint64_t n = bytes < capacity ? bytes : capacity;
+  copy_payload(b.ptr, msg, n);
   st->bytes = n;
-  st->message_bytes = app_bytes;
-  st->error = app_bytes > capacity ? Status::kTruncated : Status::kOk;
-  traffic->app_bytes = app_bytes;
-  traffic->wire_bytes = app_bytes;
+  st->message_bytes = bytes;
+  st->error = bytes > capacity ? Status::kTruncated : Status::kOk;
+  traffic->app_bytes = traffic->wire_bytes = bytes;
   traffic->compressed = false;
   return true;
 }
@@ -80,6 +63,8 @@ class RecvOp : public platform::Operation {
  private:
   enum class Phase { kMatch, kBulk, kChunks, kDecode, kDone };
   bool advance();
+  Status post_landing(int source, int tag);
+  void landed_match(const MPI_Status& st, uint64_t bytes);
   void on_match(const uint8_t* msg, uint64_t bytes, int source, int tag, bool protocol);
   void landed();
   void deliver_host(const uint8_t* payload);
@@ -93,7 +78,10 @@ class RecvOp : public platform::Operation {
   Phase phase_ = Phase::kMatch;
   Status post_error_;
   MPI_Request match_req_ = MPI_REQUEST_NULL;
-  std::unique_ptr<uint8_t[]> match_buf_;  // not zero-filled: MPI writes what it receives
+  uint8_t* landing_ = nullptr;  // where the message lands: the buffer or landing_buf_
+  uint64_t landing_capacity_ = 0;
+  std::unique_ptr<uint8_t[]> landing_buf_;
+  std::unique_ptr<uint8_t[]> match_buf_;  // a match message copied out of the buffer
   size_t match_capacity_ = 0;
   std::unique_ptr<ProbedMessage> probed_;
   MatchHeader header_{};

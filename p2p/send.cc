@@ -287,16 +287,10 @@ class SendOp : public platform::Operation {
                          : payload_where_ == Memory::kDevice ? Payload::kBulkDevice
                                                              : Payload::kBulk;
     size_t header_bytes = kHeaderBytes;
-    if (kind == Payload::kInline && encoding_ == Encoding::kRaw &&
-        payload_bytes_ <= ch_.policy.bare_bytes) {
-      header_bytes = 0;  // bare (wire.h)
+    if (kind == Payload::kInline && encoding_ == Encoding::kRaw) {
+      header_bytes = 0;  // plain: the application's bytes alone (wire.h)
       bare_ = true;
       match_.resize(payload_bytes_);
-    } else if (kind == Payload::kInline && encoding_ == Encoding::kRaw) {
-      const CompactHeader h = make_compact_header(b_.dtype, static_cast<uint64_t>(b_.count));
-      header_bytes = kCompactHeaderBytes;
-      match_.resize(header_bytes + payload_bytes_);
-      std::memcpy(match_.data(), &h, header_bytes);
     } else {
       const MatchHeader h = make_header(kind, encoding_, b_.dtype, bulk_tag_,
                                         static_cast<uint64_t>(b_.count), payload_bytes_);

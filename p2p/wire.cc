@@ -34,23 +34,7 @@ MatchHeader make_header(Payload payload, Encoding encoding, format::DType dtype,
 
 bool parse_header(const void* msg, size_t bytes, uint64_t bare_bytes, MatchHeader* out,
                   size_t* payload_at) {
-  if (bytes <= bare_bytes) return false;  // bare: the application's bytes, whatever they look like
-  if (bytes >= kCompactHeaderBytes) {
-    CompactHeader c;
-    std::memcpy(&c, msg, kCompactHeaderBytes);
-    if ((c.magic_dtype & ~uint64_t{0xff}) == kCompactMagic) {
-      const auto t = static_cast<uint8_t>(c.magic_dtype);
-      if (!format::dtype_valid(t)) return false;
-      const auto dtype = static_cast<format::DType>(t);
-      const uint64_t elem = format::elem_bytes(dtype);
-      if (c.count > (kMaxInlineBytes / elem) || bytes != kCompactHeaderBytes + c.count * elem) {
-        return false;
-      }
-      *out = make_header(Payload::kInline, Encoding::kRaw, dtype, 0, c.count, c.count * elem);
-      if (payload_at != nullptr) *payload_at = kCompactHeaderBytes;
-      return true;
-    }
-  }
+  if (bytes <= bare_bytes) return false;  // plain: the application's bytes, whatever they look like
   if (bytes < kHeaderBytes) return false;
   MatchHeader h;
   std::memcpy(&h, msg, kHeaderBytes);

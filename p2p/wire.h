@@ -59,16 +59,19 @@ static_assert(sizeof(MatchHeader) == kHeaderBytes, "match header is 48 bytes");
 MatchHeader make_header(Payload payload, Encoding encoding, format::DType dtype, uint32_t bulk_tag,
                         uint64_t count, uint64_t payload_bytes);
 
-// A message of at most `bare_bytes` application bytes (SendPolicy, the same on every rank) travels
-// bare: the application's bytes alone, sent and received by the MPI library as the application's
-// own message, with the application's datatypes. Every other match message is longer than
-// `bare_bytes` (a compact one is 16 + more than bare_bytes; a full one is padded to bare_bytes + 1
-// where it would be shorter: match_size()), so the receiver tells the two apart by the size MPI
-// reports, and a receive of at most bare_bytes can be the MPI library's own receive into the
-// application's buffer: any message it may legally match is bare. Why: a header costs a small
-// message its place in the MPI library's fastest path and the receiver a request of MPIZip's
-// (osu-bench/results/README.md, "No harm"). What it gives up: the element-type check of such a
-// message, which the MPI library does not make either.
+// What travels without a header: a message of at most `bare_bytes` application bytes (SendPolicy,
+// the same on every rank), and any message whose payload goes raw in one piece from host memory
+// or inline: the application's bytes alone, sent and received by the MPI library as the
+// application's own message. A message with a header (the match header, then an inline payload)
+// is longer than `bare_bytes` (padded to bare_bytes + 1 where it would be shorter: match_size())
+// and at most kHeaderBytes + max(eager_bytes, bare_bytes). So the receiver tells the two apart
+// by the size MPI reports and, in that window, by the header's magic word, version and check
+// word over its fields, and sizes consistent with the message's: a receive of at most bare_bytes
+// is the MPI library's own receive into the application's buffer (any message it may legally
+// match is plain), and a larger one receives into the application's buffer too and looks at what
+// landed (p2p/recv.h). Why: a header costs a message its place in the MPI library's fastest path,
+// and a host payload a second message (osu-bench/results/README.md, "No harm"). What it gives up:
+// the element-type check of a plain message, which the MPI library does not make either.
 inline uint64_t match_size(uint64_t natural_bytes, uint64_t bare_bytes) {
   return natural_bytes > bare_bytes ? natural_bytes : bare_bytes + 1;
 }
@@ -85,27 +88,10 @@ inline void copy_payload(void* dst, const void* src, uint64_t n) {
   }
 }
 
-// The compact match message of a raw payload carried inline, the common small message: 16 bytes
-// of header (a magic word whose low byte is the element type, then the element count), then the
-// payload. It has no check word: the message's size must be exactly 16 + count x element size,
-// which a corrupted count or type cannot meet but by chance of one in 2^56 per magic bit pattern.
-inline constexpr size_t kCompactHeaderBytes = 16;
-struct CompactHeader {
-  uint64_t magic_dtype;  // kCompactMagic | element type
-  uint64_t count;
-};
-static_assert(sizeof(CompactHeader) == kCompactHeaderBytes, "compact header is 16 bytes");
-inline constexpr uint64_t kCompactMagic = 0x314e495a504d0000ULL;  // "\0\0MPZIN1", version 1
-
-inline CompactHeader make_compact_header(format::DType dtype, uint64_t count) {
-  return CompactHeader{kCompactMagic | static_cast<uint8_t>(dtype), count};
-}
-
-// Validates a received match message of `bytes` bytes, in either form: magic, version, check,
-// enums and sizes consistent with `bytes` (a full header padded to match_size() included). A
-// compact message comes back as the equivalent full header (an inline raw payload). *payload_at
-// (when given) receives the payload's offset in the message. False for anything else: a bare
-// message (at most `bare_bytes`, whatever it holds), or a plain message of a non-conforming sender.
+// Validates a received match message of `bytes` bytes: magic, version, check, enums and sizes
+// consistent with `bytes` (a header padded to match_size() included). *payload_at (when given)
+// receives the payload's offset in the message. False for anything else: a plain message (at most
+// `bare_bytes`, whatever it holds, or longer, holding no valid header).
 bool parse_header(const void* msg, size_t bytes, uint64_t bare_bytes, MatchHeader* out,
                   size_t* payload_at = nullptr);
 

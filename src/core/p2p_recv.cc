@@ -3,6 +3,7 @@
 #include "src/core/p2p_route.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -111,27 +112,50 @@ int irecv_bare(void* buf, int count, MPI_Datatype type, int source, int tag, MPI
   return match;
 }
 
-// A blocking receive with nothing else of MPIZip's under way: the match message arrives with one
-// MPI_Recv into this thread's buffer (any match message fits: the eager size is the same on every
-// rank, protocol.h); a raw inline payload is copied out at once, anything else goes on through
-// the general receiver.
-int recv_blocking(CommState* state, const p2p::UserBuffer& b, int stat_slot, int source, int tag,
-                  MPI_Comm comm, MPI_Status* status) {
-  uint8_t* match = thread_match_buffer();
-  const int capacity = static_cast<int>(
-      p2p::kHeaderBytes + std::max(send_policy().eager_bytes, send_policy().bare_bytes));
+// A blocking receive with nothing else of MPIZip's under way, into a host buffer whose elements
+// are back to back. Its message lands with one MPI_Recv (p2p/wire.h): a buffer that holds any
+// match message receives it itself, with the application's datatype, so that a plain message is
+// the MPI library's own receive and only one that is a match message (looked at when its size is
+// in the window of theirs) goes on; a smaller buffer receives into this thread's buffer (any
+// match message fits), whence a plain message is copied. A match message goes on through the
+// general receiver.
+int recv_blocking(CommState* state, const p2p::UserBuffer& b, int count, MPI_Datatype type,
+                  int stat_slot, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  const p2p::SendPolicy& pol = comm_policy(state);
+  const uint64_t match_capacity = p2p::kHeaderBytes + std::max(pol.eager_bytes, pol.bare_bytes);
+  const uint64_t capacity = b.count * format::elem_bytes(b.dtype);
   MPI_Status own;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
-  int rc = PMPI_Recv(match, capacity, MPI_BYTE, source, tag, comm, st);
-  if (rc != MPI_SUCCESS) return raise(comm, rc);
-  const uint64_t bytes = status_bytes(*st);
-  platform::OpStatus done;
-  p2p::Traffic traffic;
-  if (p2p::deliver_inline(b, match, bytes, send_policy().bare_bytes, &done, &traffic)) {
-    // MPI filled in source, tag and error; the count is the application's.
-    status_set_bytes(st, reported_bytes(done), false);
-    count_traffic(state->received, state, stat_slot, traffic);
-    return raise(comm, report(done, "receive"));
+  uint8_t* match = thread_match_buffer();
+  uint64_t bytes = 0;
+  if (capacity >= match_capacity) {
+    const int rc = PMPI_Recv(b.ptr, count, type, source, tag, comm, st);
+    if (rc != MPI_SUCCESS) return raise(comm, rc);
+    bytes = status_bytes(*st);
+    p2p::MatchHeader h;
+    if (bytes <= pol.bare_bytes || bytes > match_capacity ||
+        !p2p::parse_header(b.ptr, bytes, pol.bare_bytes, &h)) {
+      if (stats_on()) [[unlikely]] {
+        p2p::Traffic t;
+        t.app_bytes = t.wire_bytes = bytes;
+        count_traffic(state->received, state, stat_slot, t);
+      }
+      return MPI_SUCCESS;  // the MPI library's own message, its status as MPI filled it
+    }
+    std::memcpy(match, b.ptr, bytes);
+  } else {
+    const int rc = PMPI_Recv(match, static_cast<int>(match_capacity), MPI_BYTE, source, tag, comm,
+                             st);
+    if (rc != MPI_SUCCESS) return raise(comm, rc);
+    bytes = status_bytes(*st);
+    platform::OpStatus done;
+    p2p::Traffic traffic;
+    if (p2p::deliver_plain(b, match, bytes, pol.bare_bytes, &done, &traffic)) {
+      // MPI filled in source, tag and error; the count is the application's.
+      status_set_bytes(st, reported_bytes(done), false);
+      count_traffic(state->received, state, stat_slot, traffic);
+      return raise(comm, report(done, "receive"));
+    }
   }
   p2p::RecvOp op(channel_of(state, comm), b, match, bytes, st->MPI_SOURCE, st->MPI_TAG);
   drive(op);
@@ -142,10 +166,6 @@ int recv_blocking(CommState* state, const p2p::UserBuffer& b, int stat_slot, int
 [[gnu::noinline]] int recv_general(void* buf, int count, MPI_Datatype type, int source, int tag,
                                    MPI_Comm comm, MPI_Status* status) {
   const Small small = small_message(buf, count, type, source, comm, false);
-  if (small.way == Way::kCompact) {
-    const p2p::UserBuffer b{buf, small.bytes / format::elem_bytes(small.dtype), small.dtype, false};
-    return recv_blocking(small.state, b, small.stat_slot, source, tag, comm, status);
-  }
   count_bare(small, false);
   std::optional<Route> r = small.way == Way::kPlain || small.way == Way::kBare
                                ? std::nullopt
@@ -157,8 +177,9 @@ int recv_blocking(CommState* state, const p2p::UserBuffer& b, int stat_slot, int
     }
     return recv_mpi(buf, count, type, source, tag, comm, status);
   }
-  if (!r->packed && may_block_in_mpi() && r->state->probed.empty()) {
-    return recv_blocking(r->state, r->buffer, r->stat_slot, source, tag, comm, status);
+  if (!r->packed && !r->buffer.device && may_block_in_mpi() && r->state->probed.empty()) {
+    return recv_blocking(r->state, r->buffer, count, type, r->stat_slot, source, tag, comm,
+                         status);
   }
   Status posted;
   auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {
@@ -171,7 +192,7 @@ int recv_blocking(CommState* state, const p2p::UserBuffer& b, int stat_slot, int
 
 [[gnu::noinline]] int irecv_general(void* buf, int count, MPI_Datatype type, int source, int tag,
                                     MPI_Comm comm, MPI_Request* request) {
-  const Small small = small_message(buf, count, type, source, comm, false, false);
+  const Small small = small_message(buf, count, type, source, comm, false);
   count_bare(small, false);
   std::optional<Route> r = small.way == Way::kPlain || small.way == Way::kBare
                                ? std::nullopt
@@ -214,8 +235,8 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
              void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
              MPI_Comm comm, MPI_Status* status) {
   // Both sides the MPI library's own (plain or bare, nothing probed to serve first): one call.
-  const Small out = small_message(sendbuf, sendcount, sendtype, dest, comm, true, false);
-  const Small in = small_message(recvbuf, recvcount, recvtype, source, comm, false, false);
+  const Small out = small_message(sendbuf, sendcount, sendtype, dest, comm, true);
+  const Small in = small_message(recvbuf, recvcount, recvtype, source, comm, false);
   const auto own = [](const Small& m) { return m.way == Way::kPlain || m.way == Way::kBare; };
   if (own(out) && own(in) && (in.plain_comm == nullptr || in.plain_comm->probed.empty()) &&
       !staged(sendbuf, sendcount, dest) && !staged(recvbuf, recvcount, source)) {

@@ -14,36 +14,6 @@
 namespace mpizip::core {
 namespace {
 
-// This thread's buffer for a blocking send's compact match message.
-[[gnu::always_inline]] inline uint8_t* thread_send_buffer() {
-  static thread_local __attribute__((tls_model("initial-exec"))) uint8_t* match = nullptr;
-  if (match == nullptr) [[unlikely]] {
-    static thread_local std::vector<uint8_t> storage(p2p::kCompactHeaderBytes + p2p::kMaxInlineBytes);
-    match = storage.data();
-  }
-  return match;
-}
-
-int send_small(const Small& m, const void* buf, int dest, int tag, MPI_Comm comm,
-               bool synchronous) {
-  // A compact header in front of the application's bytes (p2p/wire.h): longer than the bare size.
-  uint8_t* match = thread_send_buffer();
-  const p2p::CompactHeader h =
-      p2p::make_compact_header(m.dtype, m.bytes / format::elem_bytes(m.dtype));
-  __builtin_memcpy(match, &h, p2p::kCompactHeaderBytes);
-  p2p::copy_payload(match + p2p::kCompactHeaderBytes, buf, m.bytes);
-  const int n = static_cast<int>(m.bytes + p2p::kCompactHeaderBytes);
-  const int rc = synchronous ? PMPI_Ssend(match, n, MPI_BYTE, dest, tag, comm)
-                             : PMPI_Send(match, n, MPI_BYTE, dest, tag, comm);
-  raise(comm, rc);
-  if (stats_on()) [[unlikely]] {
-    p2p::Traffic t;
-    t.app_bytes = t.wire_bytes = m.bytes;
-    count_traffic(m.state->sent, m.state, m.stat_slot, t);
-  }
-  return rc;
-}
-
 // A device buffer of another datatype in a buffered send: MPI copies the bytes into the attached
 // buffer inside the call, so a host copy that lives for the call suffices.
 int bsend_staged(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -150,15 +120,10 @@ namespace {
 
 [[gnu::noinline]] int send_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                                 MPI_Comm comm, p2p::SendMode mode) {
-  const bool synchronous = mode == p2p::SendMode::kSynchronous;
   const Small small = small_message(buf, count, type, dest, comm, true);
-  if (small.way == Way::kCompact && mode != p2p::SendMode::kBuffered) {
-    return send_small(small, buf, dest, tag, comm, synchronous);
-  }
   count_bare(small, true);
   std::optional<Route> r =
-      small.way != Way::kRoute && small.way != Way::kCompact ? std::nullopt
-                                                             : route(buf, count, type, dest, comm);
+      small.way != Way::kRoute ? std::nullopt : route(buf, count, type, dest, comm);
   if (!r) return send_mpi(buf, count, type, dest, tag, comm, mode);
   std::unique_ptr<platform::Operation> op;
   Status s = start_routed_send(*r, dest, tag, mode, &op);
@@ -168,9 +133,9 @@ namespace {
 
 [[gnu::noinline]] int isend_mode(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                                  MPI_Comm comm, MPI_Request* request, p2p::SendMode mode) {
-  // A bare message (p2p/wire.h) is the MPI library's own: its request is MPI's, with nothing of
+  // A plain message (p2p/wire.h) is the MPI library's own: its request is MPI's, with nothing of
   // MPIZip's to advance or complete.
-  const Small small = small_message(buf, count, type, dest, comm, true, false);
+  const Small small = small_message(buf, count, type, dest, comm, true);
   count_bare(small, true);
   auto r = small.way == Way::kPlain || small.way == Way::kBare
                ? std::nullopt

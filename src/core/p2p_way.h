@@ -98,10 +98,9 @@ class DoneOp : public platform::Operation {
 // this is the whole cost MPIZip adds to a latency-bound code's messages, so it is flat on purpose.
 enum class Way : uint8_t {
   kPlain,    // not the protocol (route() says the same): the MPI library's own call
-  kBare,     // a protocol signature of at most the bare size (p2p/wire.h): the MPI library's own
-             // call too, with the application's buffer and datatype
-  kCompact,  // a host buffer whose raw bytes fit inside a compact match message, sent and
-             // received with one MPI call each, when nothing else of MPIZip's needs advancing
+  kBare,     // plain (p2p/wire.h): a protocol signature of at most the bare size, or a host
+             // buffer sent raw; the MPI library's own call, with the application's buffer and
+             // datatype
   kRoute,    // the protocol's general path
 };
 
@@ -118,8 +117,7 @@ struct Small {
 };
 
 [[gnu::always_inline]] inline Small small_message(const void* buf, int count, MPI_Datatype type,
-                                                  int peer, MPI_Comm comm, bool sending,
-                                                  bool blocking = true) {
+                                                  int peer, MPI_Comm comm, bool sending) {
   Small out;
   if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL) return out;
   CommState* s = comm_state_find(comm);
@@ -142,14 +140,13 @@ struct Small {
     return out;
   }
   out.way = Way::kRoute;
-  if (!pt->contiguous || out.bytes > p.eager_bytes) return out;
-  // A sender compresses from min_bytes on; a receiver of at most eager_bytes can take any message
-  // that fits its buffer inline, so only the sender's choice matters here.
-  if (sending && p.host_compress && out.bytes >= p.min_bytes) return out;
-  if (process_has_gpu() && platform::is_device_pointer(buf)) return out;
-  if (blocking && !may_block_in_mpi()) return out;
-  if (!sending && !s->probed.empty()) return out;
-  out.way = Way::kCompact;
+  // A sender's host buffer that goes raw travels plain (p2p/wire.h), with the application's
+  // buffer and datatype; a receiver cannot know what its sender does, so it looks at what lands.
+  if (sending && !(p.host_compress && out.bytes >= p.min_bytes) &&
+      !(process_has_gpu() && platform::is_device_pointer(buf))) {
+    out.way = Way::kBare;
+    out.plain_comm = s;
+  }
   return out;
 }
 

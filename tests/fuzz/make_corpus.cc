@@ -3,7 +3,7 @@
 //   make_corpus TARGET DIR
 // decode:       small streams of every element type and precision, with and without checksum,
 //               coded (one table per block, and SHARED_TABLE) and STORED.
-// match_header: match messages of every form (compact, inline raw and compressed, bulk, split,
+// match_header: match messages of every form (plain, inline raw and compressed, bulk, split,
 //               bulk from device memory, chunked) with the payload the receiver's transport serves.
 // hello:        the allreduce's hellos, agreeing with the target's own and not.
 // chunked:      chunked messages of every element type: each chunk's stream as a sender writes it.
@@ -98,14 +98,9 @@ bool match_header_corpus(std::mt19937& gen) {
       // The receiver's type is the sender's (bit 7 of cap_sel); capacity exact, half, more.
       for (uint8_t cap : {uint8_t{0x80}, uint8_t{0xA0}, uint8_t{0xC0}}) {
         const uint8_t sel = static_cast<uint8_t>(bsel | ((t - 1) << 3));
-        // Compact: raw inline, just past bare_bytes.
+        // Plain: the application's bytes alone, just past bare_bytes.
         const uint64_t n = bare / eb + 2;
-        auto raw = sample(dtype, n, gen);
-        std::vector<uint8_t> m(p2p::kCompactHeaderBytes + raw.size());
-        const auto c = p2p::make_compact_header(dtype, n);
-        std::memcpy(m.data(), &c, sizeof c);
-        std::memcpy(m.data() + sizeof c, raw.data(), raw.size());
-        if (!match_seed(sel, cap, m, {})) return false;
+        if (!match_seed(sel, cap, sample(dtype, n, gen), {})) return false;
         // Full header, inline raw and compressed.
         for (uint64_t count : {uint64_t{3}, uint64_t{700}}) {
           auto data = sample(dtype, count, gen);

@@ -258,71 +258,39 @@ TEST(P2pWire, ACompressedPayloadTooSmallForItsCountIsRejected) {
   }
 }
 
-// The compact form of an inline raw payload (wire.h): 16 bytes of header, then the payload.
-std::vector<uint8_t> compact_message(format::DType t, const void* data, uint64_t count) {
-  const CompactHeader h = make_compact_header(t, count);
-  const uint64_t bytes = count * format::elem_bytes(t);
-  std::vector<uint8_t> m(kCompactHeaderBytes + bytes);
-  std::memcpy(m.data(), &h, kCompactHeaderBytes);
-  if (bytes > 0) std::memcpy(m.data() + kCompactHeaderBytes, data, bytes);
-  return m;
-}
-
-TEST(P2pWire, CompactHeaderParsesAsInlineRaw) {
-  const auto v = bf16_data(100, 7);
-  const auto m = compact_message(format::DType::kBf16, v.data(), v.size());
-  MatchHeader h;
-  size_t at = 0;
-  ASSERT_TRUE(parse_header(m.data(), m.size(), 0, &h, &at));
-  EXPECT_EQ(at, kCompactHeaderBytes);
-  EXPECT_EQ(h.payload, Payload::kInline);
-  EXPECT_EQ(h.encoding, Encoding::kRaw);
-  EXPECT_EQ(h.dtype, format::DType::kBf16);
-  EXPECT_EQ(h.count, 100u);
-  EXPECT_EQ(h.app_bytes, 200u);
-  EXPECT_FALSE(parse_header(m.data(), m.size() - 1, 0, &h));  // size must match the count exactly
-  auto longer = m;
-  longer.push_back(0);
-  EXPECT_FALSE(parse_header(longer.data(), longer.size(), 0, &h));
-  // Every flipped bit of the magic or the count is caught; a flipped type bit is caught unless it
-  // names another valid type of the same size, whose raw bytes are the same bytes.
-  for (size_t i = 0; i < kCompactHeaderBytes * 8; ++i) {
-    auto bad = m;
-    bad[i / 8] ^= static_cast<uint8_t>(1u << (i % 8));
-    MatchHeader b;
-    const bool ok = parse_header(bad.data(), bad.size(), 0, &b);
-    if (i / 8 == 0 && ok) {
-      EXPECT_EQ(format::elem_bytes(b.dtype), 2u) << "bit " << i;
-    } else {
-      EXPECT_FALSE(ok) << "bit " << i;
-    }
-  }
-}
-
-TEST(P2pRecv, CompactInlineFastPath) {
+// A plain message (wire.h): the application's bytes alone, of any size, on the blocking fast
+// path; a match message is left to the general receiver.
+TEST(P2pRecv, PlainFastPath) {
   const auto v = bf16_data(1000, 11);
-  const auto m = compact_message(format::DType::kBf16, v.data(), v.size());
+  std::vector<uint8_t> m(2000);
+  std::memcpy(m.data(), v.data(), m.size());
   std::vector<uint16_t> dst(1000, 0xdead);
   platform::OpStatus st;
   Traffic tr;
-  ASSERT_TRUE(deliver_inline(user(&dst, 1000), m.data(), m.size(), 8, &st, &tr));
+  ASSERT_TRUE(deliver_plain(user(&dst, 1000), m.data(), m.size(), 8, &st, &tr));
   EXPECT_EQ(st.error, Status::kOk);
   EXPECT_EQ(st.bytes, 2000u);
   EXPECT_EQ(dst, v);
+  // Another element type gets the bytes too, as the MPI library delivers them.
+  std::vector<uint16_t> fp16(1000, 0);
+  ASSERT_TRUE(deliver_plain(user(&fp16, 1000, format::DType::kFp16), m.data(), m.size(), 8, &st, &tr));
+  EXPECT_EQ(fp16, v);
   // Truncation: the first bytes land, nothing past the buffer.
   std::vector<uint16_t> small(501, 0xbeef);
-  ASSERT_TRUE(deliver_inline(user(&small, 500), m.data(), m.size(), 8, &st, &tr));
+  ASSERT_TRUE(deliver_plain(user(&small, 500), m.data(), m.size(), 8, &st, &tr));
   EXPECT_EQ(st.error, Status::kTruncated);
   EXPECT_EQ(st.bytes, 1000u);
   EXPECT_TRUE(std::equal(small.begin(), small.begin() + 500, v.begin()));
   EXPECT_EQ(small[500], 0xbeef);
-  // Another element type, a full header or a plain message: not the fast path's.
-  EXPECT_FALSE(deliver_inline(user(&dst, 1000, format::DType::kFp16), m.data(), m.size(), 8, &st, &tr));
-  std::vector<uint8_t> payload(2000);
-  std::memcpy(payload.data(), v.data(), 2000);
-  const auto full = message(Encoding::kRaw, format::DType::kBf16, 1000, payload);
-  EXPECT_FALSE(deliver_inline(user(&dst, 1000), full.data(), full.size(), 8, &st, &tr));
-  EXPECT_FALSE(deliver_inline(user(&dst, 1000), payload.data(), payload.size(), 8, &st, &tr));
+  // A match message is not the fast path's; the same bytes one short of its size are plain.
+  const auto full = message(Encoding::kCompressed, format::DType::kBf16, 1000, compressed(v));
+  EXPECT_FALSE(deliver_plain(user(&dst, 1000), full.data(), full.size(), 8, &st, &tr));
+  EXPECT_TRUE(deliver_plain(user(&dst, 1000), full.data(), full.size() - 1, 8, &st, &tr));
+  EXPECT_EQ(st.bytes, full.size() - 1);
+  // Nothing lands in a device buffer here.
+  UserBuffer dev = user(&dst, 1000);
+  dev.device = true;
+  EXPECT_FALSE(deliver_plain(dev, m.data(), m.size(), 8, &st, &tr));
 }
 
 // Bare messages (wire.h): at most 8 bytes, the application's bytes alone, on both paths.
@@ -333,15 +301,15 @@ TEST(P2pRecv, BareMessages) {
   std::vector<uint16_t> dst(5, 0x7777);
   platform::OpStatus st;
   Traffic tr;
-  ASSERT_TRUE(deliver_inline(user(&dst, 4), m.data(), m.size(), 8, &st, &tr));
+  ASSERT_TRUE(deliver_plain(user(&dst, 4), m.data(), m.size(), 8, &st, &tr));
   EXPECT_EQ(st.error, Status::kOk);
   EXPECT_EQ(st.bytes, 8u);
   EXPECT_TRUE(std::equal(v.begin(), v.end(), dst.begin()));
   EXPECT_EQ(dst[4], 0x7777);
-  ASSERT_TRUE(deliver_inline(user(&dst, 3), m.data(), m.size(), 8, &st, &tr));  // truncation
+  ASSERT_TRUE(deliver_plain(user(&dst, 3), m.data(), m.size(), 8, &st, &tr));  // truncation
   EXPECT_EQ(st.error, Status::kTruncated);
   EXPECT_EQ(st.bytes, 6u);
-  ASSERT_TRUE(deliver_inline(user(&dst, 4), m.data(), 0, 8, &st, &tr));  // zero elements
+  ASSERT_TRUE(deliver_plain(user(&dst, 4), m.data(), 0, 8, &st, &tr));  // zero elements
   EXPECT_EQ(st.error, Status::kOk);
   EXPECT_EQ(st.bytes, 0u);
   std::vector<uint16_t> general(4, 0);
@@ -358,15 +326,21 @@ TEST(P2pRecv, BareMessages) {
   EXPECT_EQ(shorter[1], v[1]);
 }
 
-TEST(P2pRecv, CompactInlineThroughTheGeneralPath) {
+TEST(P2pRecv, PlainThroughTheGeneralPath) {
   const auto v = bf16_data(300, 5);
-  const auto m = compact_message(format::DType::kBf16, v.data(), v.size());
+  std::vector<uint8_t> m(600);
+  std::memcpy(m.data(), v.data(), m.size());
   std::vector<uint16_t> dst(300, 0);
   RecvOp op(channel(), user(&dst, 300), m.data(), m.size(), 1, 9);
   ASSERT_TRUE(op.progress());
   EXPECT_EQ(op.status().error, Status::kOk);
   EXPECT_EQ(op.status().bytes, 600u);
   EXPECT_EQ(dst, v);
+  std::vector<uint16_t> cut(200, 0);
+  RecvOp shorter(channel(), user(&cut, 200), m.data(), m.size(), 1, 9);
+  ASSERT_TRUE(shorter.progress());
+  EXPECT_EQ(shorter.status().error, Status::kTruncated);
+  EXPECT_TRUE(std::equal(cut.begin(), cut.end(), v.begin()));
 }
 
 // With a larger bare size (MPIZIP_BARE_BYTES), every match message but a bare one is longer than it:
@@ -385,11 +359,16 @@ TEST(P2pWire, BareSizeSeparatesTheForms) {
   EXPECT_FALSE(parse_header(padded.data(), kHeaderBytes, kBare, &back));   // unpadded: bare
   EXPECT_FALSE(parse_header(padded.data(), kBare + 2, kBare, &back));      // padded wrongly
   EXPECT_TRUE(parse_header(padded.data(), kHeaderBytes, 0, &back));        // bare size 0
-  // A compact message of more than the bare size parses; one of at most the bare size is bare.
+  // A header with an inline payload, longer than the bare size, parses; at most that size, it is
+  // the application's bytes.
   const auto v = bf16_data(2001, 9);  // 4002 bytes of payload
-  const auto big = compact_message(format::DType::kBf16, v.data(), v.size());
+  std::vector<uint8_t> raw(v.size() * 2);
+  std::memcpy(raw.data(), v.data(), raw.size());
+  const auto big = message(Encoding::kRaw, format::DType::kBf16, v.size(), raw);
+  ASSERT_GT(big.size(), kBare);
   EXPECT_TRUE(parse_header(big.data(), big.size(), kBare, &back));
-  const auto small = compact_message(format::DType::kBf16, v.data(), 100);
+  const auto w = bf16_data(100, 9);
+  const auto small = message(Encoding::kCompressed, format::DType::kBf16, w.size(), compressed(w));
   EXPECT_FALSE(parse_header(small.data(), small.size(), kBare, &back));
 }
 
@@ -397,7 +376,7 @@ TEST(P2pWire, BareSizeSeparatesTheForms) {
 // look like a header (an application relaying MPIZip's own match messages, say).
 TEST(P2pRecv, BareMessageThatLooksLikeAHeader) {
   const auto v = bf16_data(100, 4);
-  const auto m = compact_message(format::DType::kBf16, v.data(), v.size());  // 216 bytes
+  const auto m = message(Encoding::kCompressed, format::DType::kBf16, v.size(), compressed(v));
   Channel ch = channel();
   ch.policy.bare_bytes = 4000;
   std::vector<uint8_t> dst(300, 0);
@@ -409,7 +388,7 @@ TEST(P2pRecv, BareMessageThatLooksLikeAHeader) {
   platform::OpStatus st;
   Traffic tr;
   std::vector<uint16_t> fast(150, 0);
-  ASSERT_TRUE(deliver_inline(user(&fast, 150), m.data(), m.size(), 4000, &st, &tr));
+  ASSERT_TRUE(deliver_plain(user(&fast, 150), m.data(), m.size(), 4000, &st, &tr));
   EXPECT_EQ(st.bytes, m.size());
   EXPECT_EQ(std::memcmp(fast.data(), m.data(), m.size()), 0);
 }
