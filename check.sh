@@ -78,10 +78,12 @@ make -j"$jobs"
 step MPICH make check
 make -j"$jobs" check || { cat test-suite.log; exit 1; }
 step "make install into a scratch prefix"
-make install >install.log 2>&1 || { cat install.log; exit 1; }
+# The log lives beside the build, not in it: distclean must leave the build empty.
+log="$(cd .. && pwd)/install.log"
+make install >"$log" 2>&1 || { cat "$log"; exit 1; }
 MPIZIP_INSTALLED_PREFIX="$prefix" make check TESTS=tests/install.sh ||
   { cat tests/install.log; exit 1; }
-make uninstall >>install.log 2>&1 || { cat install.log; exit 1; }
+make uninstall >>"$log" 2>&1 || { cat "$log"; exit 1; }
 left=$(find "$prefix" -type f)
 [ -z "$left" ] || { echo "check.sh: make uninstall left:"; echo "$left"; exit 1; }
 make distclean >/dev/null
