@@ -64,7 +64,7 @@ rows() {  # rows TAG
         local i
         for i in $(seq "$reps"); do
           mpirun --allow-run-as-root --oversubscribe -np 2 -x LD_PRELOAD="$MPIZIP_LIB" \
-            "$pt/osu_latency" -d cuda D D -m 1:65536 -i 500 -x 50
+            "$pt/osu_latency" -d cuda -m 1:65536 -i 500 -x 50 D D
         done >"$out/${r}_$t.txt" 2>&1 ;;
       *) echo "osu74.sh: no row $r" >&2; return 2 ;;
     esac
