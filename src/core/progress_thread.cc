@@ -53,7 +53,13 @@ void progress_thread_start() {
   const Settings& s = settings();
   if (!s.enable || s.progress_thread == 2 || g_progress_thread_running.load()) return;
   g_stop = false;
-  g_thread = std::thread(run, platform::current_gpu_pci_bus_id());
+  // hwloc's topology is loaded here, on the application's thread inside MPI_Init, not by the new
+  // thread: that load reads the machine's devices for milliseconds, and the new thread starts on
+  // the rank's own core (it inherits the launcher's binding), so loading there would take that
+  // core from the application's first messages.
+  const std::string gpu = platform::current_gpu_pci_bus_id();
+  if (!gpu.empty()) (void)platform::topology();
+  g_thread = std::thread(run, gpu);
   g_progress_thread_running.store(true);
   MPIZIP_DEBUG("helper thread started (it never calls MPI)");
 }
