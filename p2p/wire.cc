@@ -67,8 +67,10 @@ bool parse_header(const void* msg, size_t bytes, uint64_t bare_bytes, MatchHeade
       h.payload_bytes < format::raw_bytes(h.dtype, h.count)) {
     return false;
   }
+  // An inline payload is at most kMaxInlineBytes (which also keeps the sum below from wrapping).
   if (h.payload == Payload::kInline &&
-      bytes != match_size(kHeaderBytes + h.payload_bytes, bare_bytes)) {
+      (h.payload_bytes > kMaxInlineBytes ||
+       bytes != match_size(kHeaderBytes + h.payload_bytes, bare_bytes))) {
     return false;
   }
   if (h.payload != Payload::kInline && bytes != match_size(kHeaderBytes, bare_bytes)) return false;

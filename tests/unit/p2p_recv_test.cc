@@ -233,6 +233,33 @@ TEST(P2pWire, ATruncatedMatchMessageStillNamesItsMessage) {
   EXPECT_FALSE(parse_truncated_header(plain.data(), 5000, bare, &back));
 }
 
+// An inline payload longer than kMaxInlineBytes is refused, and one so long that the header and it
+// add up past 2^64 to the message's size (a well-formed check word: a hostile sender computes it)
+// too: whole or truncated, such a header would make the receiver read far outside the message.
+TEST(P2pWire, AnInlinePayloadLongerThanTheCapIsRefused) {
+  const uint64_t bare = 4000;
+  MatchHeader back;
+  // kHeaderBytes + this wraps to 47: padded to the bare size, as a short inline message would be.
+  const uint64_t wrapped = ~uint64_t{0};
+  MatchHeader h = make_header(Payload::kInline, Encoding::kCompressed, format::DType::kFp32, 0, 2,
+                              wrapped);
+  std::vector<uint8_t> m(bare + 1, 0);
+  std::memcpy(m.data(), &h, kHeaderBytes);
+  EXPECT_FALSE(parse_header(m.data(), m.size(), bare, &back));
+  EXPECT_FALSE(parse_truncated_header(m.data(), kHeaderBytes, bare, &back));
+  h = make_header(Payload::kInline, Encoding::kCompressed, format::DType::kFp32, 0, 2,
+                  kMaxInlineBytes + 1);
+  std::vector<uint8_t> big(kHeaderBytes + kMaxInlineBytes + 1, 0);
+  std::memcpy(big.data(), &h, kHeaderBytes);
+  EXPECT_FALSE(parse_header(big.data(), big.size(), bare, &back));
+  EXPECT_FALSE(parse_header(big.data(), big.size(), 0, &back));
+  h = make_header(Payload::kInline, Encoding::kCompressed, format::DType::kFp32, 0, 2,
+                  kMaxInlineBytes);
+  std::memcpy(big.data(), &h, kHeaderBytes);
+  EXPECT_TRUE(parse_header(big.data(), big.size() - 1, bare, &back));  // at the cap: taken
+  EXPECT_EQ(back.payload_bytes, kMaxInlineBytes);
+}
+
 TEST(P2pWire, HeaderRoundTripAndRejection) {
   MatchHeader h = make_header(Payload::kBulk, Encoding::kCompressed, format::DType::kFp32, 77, 1000,
                               3456);
