@@ -11,4 +11,5 @@ EXTRA_DIST += tests/fuzz/fuzz_decode.cc tests/fuzz/make_corpus.cc tests/fuzz/run
 	tests/fuzz/fuzz_match_header.cc tests/fuzz/fuzz_hello.cc tests/fuzz/fuzz_chunked.cc \
 	tests/fuzz/feed_transport.h tests/fuzz/regress/match_header/count-wraps \
 	tests/fuzz/regress/match_header/allocation-beyond-payload \
+	tests/fuzz/regress/match_header/inline-size-wraps \
 	tests/fuzz/regress/chunked/stream-of-another-type
