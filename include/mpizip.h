@@ -84,9 +84,11 @@ typedef struct {
  * `comm`. */
 int MPIZip_Comm_traffic(MPI_Comm comm, MPIZip_Traffic* out);
 
-/* Messages of `comm` in this process that travelled bare: datatypes the protocol carries, of at
- * most MPIZIP_BARE_BYTES, sent and received as the MPI library's own messages. Counted only while
- * statistics are on; zeros otherwise. MPI_SUCCESS, or MPI_ERR_COMM as MPIZip_Comm_traffic. */
+/* Messages of `comm` in this process that travelled bare: datatypes the protocol carries, sent
+ * and received as the MPI library's own messages (those of at most MPIZIP_BARE_BYTES; above it,
+ * a host buffer sent raw, and a receive into a host buffer that such a message landed in).
+ * Counted only while statistics are on; zeros otherwise. MPI_SUCCESS, or MPI_ERR_COMM as
+ * MPIZip_Comm_traffic. */
 int MPIZip_Comm_bare_messages(MPI_Comm comm, unsigned long long* sent,
                               unsigned long long* received);
 

@@ -37,12 +37,13 @@ RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, int source, int tag) : ch
   }
   // The message lands where either form fits (wire.h): a plain one of up to the buffer's size,
   // or a match message of up to match_capacity_ (the largest any rank sends: core makes
-  // eager_bytes and bare_bytes the same on every rank). A host buffer that holds any match
-  // message is that place itself, so a plain message arrives with no copy of MPIZip's; a smaller
-  // one, or a device buffer, receives into host memory of MPIZip's.
+  // eager_bytes and bare_bytes the same on every rank), which is never larger than the message it
+  // carries. A host buffer larger than the bare size is that place itself (a message it holds,
+  // it holds in either form), so a plain message arrives with no copy of MPIZip's; a smaller one,
+  // or a device buffer, receives into host memory of MPIZip's.
   match_capacity_ = kHeaderBytes + std::max(ch_.policy.eager_bytes, ch_.policy.bare_bytes);
   const uint64_t capacity = capacity_of(b_);
-  if (!b_.device && capacity >= match_capacity_) {
+  if (!b_.device && capacity > ch_.policy.bare_bytes) {
     landing_ = static_cast<uint8_t*>(b_.ptr);
     landing_capacity_ = capacity;
   } else {
@@ -128,13 +129,19 @@ bool RecvOp::advance() {
       int cls = rc;
       PMPI_Error_class(rc, &cls);
       if (cls == MPI_ERR_TRUNCATE) {
-        // A plain message longer than the landing place, so longer than the buffer (every
-        // match message fits there): MPI's own truncation, with the size MPI reports.
+        // A message longer than the landing place, so longer than the buffer: MPI's own
+        // truncation. A plain message counts the size MPI reports; a match message (one no larger
+        // than its message, so that message is longer still) the message's, from its header.
         MPI_Count bytes = 0;
         PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
         status_.source = st.MPI_SOURCE;
         status_.tag = st.MPI_TAG;
-        header_.app_bytes = std::max<uint64_t>(static_cast<uint64_t>(bytes), capacity_of(b_) + 1);
+        MatchHeader h;
+        const bool header = landing_ == b_.ptr &&
+                            parse_truncated_header(landing_, capacity_of(b_),
+                                                   ch_.policy.bare_bytes, &h);
+        header_.app_bytes = std::max<uint64_t>(header ? h.app_bytes : static_cast<uint64_t>(bytes),
+                                               capacity_of(b_) + 1);
         status_.bytes = landing_ == b_.ptr ? capacity_of(b_) : 0;
         finish(Status::kTruncated);
         return true;

@@ -206,7 +206,7 @@ class SendOp : public platform::Operation {
       while (s == Status::kOk && (s = job.done(&finished)) == Status::kOk && !finished) {
       }
       if (s == Status::kOk) s = job.result();
-      if (s == Status::kOk && job.size() < app_bytes_) {
+      if (s == Status::kOk && worth_sending(job.size())) {
         MPIZIP_CHECK(storage_.resize(job.size()));
         MPIZIP_CHECK(platform::copy_to_host(storage_.data(), job.stream().data(), job.size()));
         use_storage(Encoding::kCompressed, Memory::kHost);
@@ -234,7 +234,7 @@ class SendOp : public platform::Operation {
     traffic_.codec_seconds += seconds_since(t0);
     if (s != Status::kOk) {
       MPIZIP_LOG_ONCE(kWarn, "compression failed (%s); sending uncompressed", status_string(s));
-    } else if (written < app_bytes_) {
+    } else if (worth_sending(written)) {
       MPIZIP_CHECK(storage_.resize(written));
       use_storage(Encoding::kCompressed, Memory::kHost);
       return Status::kOk;
@@ -245,6 +245,13 @@ class SendOp : public platform::Operation {
       owned_ = true;
     }
     return Status::kOk;
+  }
+
+  // Whether a stream of `stream_bytes` travels instead of the raw bytes: only if it and a header
+  // together are no larger than they (wire.h: a match message is never larger than its message,
+  // so a receive that holds the message holds its match message too).
+  bool worth_sending(uint64_t stream_bytes) const {
+    return stream_bytes + kHeaderBytes <= app_bytes_;
   }
 
   void use_storage(Encoding e, Memory where) {

@@ -84,4 +84,18 @@ bool parse_header(const void* msg, size_t bytes, uint64_t bare_bytes, MatchHeade
   return true;
 }
 
+bool parse_truncated_header(const void* msg, size_t landed, uint64_t bare_bytes,
+                            MatchHeader* out) {
+  if (landed < kHeaderBytes) return false;
+  MatchHeader h;
+  std::memcpy(&h, msg, kHeaderBytes);
+  // The size the header implies (parse_header() checks the rest, reading the header alone).
+  const uint64_t natural =
+      h.payload == Payload::kInline && h.payload_bytes <= kMaxInlineBytes
+          ? kHeaderBytes + h.payload_bytes
+          : kHeaderBytes;
+  const uint64_t bytes = match_size(natural, bare_bytes);
+  return bytes > landed && parse_header(msg, bytes, bare_bytes, out);
+}
+
 }  // namespace mpizip::p2p

@@ -95,4 +95,9 @@ inline void copy_payload(void* dst, const void* src, uint64_t n) {
 bool parse_header(const void* msg, size_t bytes, uint64_t bare_bytes, MatchHeader* out,
                   size_t* payload_at = nullptr);
 
+// Validates the first `landed` bytes of a match message that MPI truncated to them (a receive
+// smaller than it): its header as parse_header() would with the message's size that the header
+// itself implies, which must be larger than `landed`. False for anything else.
+bool parse_truncated_header(const void* msg, size_t landed, uint64_t bare_bytes, MatchHeader* out);
+
 }  // namespace mpizip::p2p

@@ -80,6 +80,7 @@ include tests/gpu/local.mk
 include tests/gpu/p2p.mk
 include tests/netns.mk
 include tests/hints.mk
+include tests/plain_landing.mk
 include tests/fortran/local.mk
 
 # Python (python/mpizip, mpi4py and NumPy): skipped where they are missing.

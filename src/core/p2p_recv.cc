@@ -112,13 +112,33 @@ int irecv_bare(void* buf, int count, MPI_Datatype type, int source, int tag, MPI
   return match;
 }
 
+// A receive into the application's buffer that MPI truncated (`rc`): where what landed is the
+// start of a match message, the status counts its message's bytes as MPIZip's truncations do
+// (reported_bytes()), not the match message's. Returns `rc`.
+int truncated_match(const p2p::UserBuffer& b, uint64_t capacity, const p2p::SendPolicy& pol,
+                    int rc, MPI_Status* st) {
+  int cls = rc;
+  PMPI_Error_class(rc, &cls);
+  p2p::MatchHeader h;
+  if (cls != MPI_ERR_TRUNCATE || !p2p::parse_truncated_header(b.ptr, capacity, pol.bare_bytes, &h)) {
+    return rc;
+  }
+  platform::OpStatus s;
+  s.error = Status::kTruncated;
+  s.bytes = capacity;
+  s.message_bytes = h.app_bytes;
+  status_set_bytes(st, reported_bytes(s), false);
+  return rc;
+}
+
 // A blocking receive with nothing else of MPIZip's under way, into a host buffer whose elements
-// are back to back. Its message lands with one MPI_Recv (p2p/wire.h): a buffer that holds any
-// match message receives it itself, with the application's datatype, so that a plain message is
-// the MPI library's own receive and only one that is a match message (looked at when its size is
-// in the window of theirs) goes on; a smaller buffer receives into this thread's buffer (any
-// match message fits), whence a plain message is copied. A match message goes on through the
-// general receiver.
+// are back to back. Its message lands with one MPI_Recv (p2p/wire.h): a buffer larger than the
+// bare size receives it itself, with the application's datatype (a match message is never larger
+// than its message, so the buffer holds either form of any message it holds), so that a plain
+// message is the MPI library's own receive and only one that is a match message (looked at when
+// its size is in the window of theirs) goes on; a smaller buffer receives into this thread's
+// buffer (any match message fits), whence a plain message is copied. A match message goes on
+// through the general receiver.
 int recv_blocking(CommState* state, const p2p::UserBuffer& b, int count, MPI_Datatype type,
                   int stat_slot, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   const p2p::SendPolicy& pol = comm_policy(state);
@@ -128,18 +148,14 @@ int recv_blocking(CommState* state, const p2p::UserBuffer& b, int count, MPI_Dat
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
   uint8_t* match = thread_match_buffer();
   uint64_t bytes = 0;
-  if (capacity >= match_capacity) {
+  if (capacity > pol.bare_bytes) {
     const int rc = PMPI_Recv(b.ptr, count, type, source, tag, comm, st);
-    if (rc != MPI_SUCCESS) return raise(comm, rc);
+    if (rc != MPI_SUCCESS) return raise(comm, truncated_match(b, capacity, pol, rc, st));
     bytes = status_bytes(*st);
     p2p::MatchHeader h;
     if (bytes <= pol.bare_bytes || bytes > match_capacity ||
         !p2p::parse_header(b.ptr, bytes, pol.bare_bytes, &h)) {
-      if (stats_on()) [[unlikely]] {
-        p2p::Traffic t;
-        t.app_bytes = t.wire_bytes = bytes;
-        count_traffic(state->received, state, stat_slot, t);
-      }
+      if (stats_on()) [[unlikely]] state->bare_received.fetch_add(1, std::memory_order_relaxed);
       return MPI_SUCCESS;  // the MPI library's own message, its status as MPI filled it
     }
     std::memcpy(match, b.ptr, bytes);
@@ -162,6 +178,58 @@ int recv_blocking(CommState* state, const p2p::UserBuffer& b, int count, MPI_Dat
   count_traffic(state->received, state, stat_slot, op.traffic());
   return raise(comm, fill_status(op.status(), status));
 }
+
+// What a non-blocking receive into a host buffer larger than the bare size, posted to MPI with the
+// application's datatype (its request MPI's own, requests.h), landed: a plain message stands; a
+// match message (looked at when its size is in the window of theirs) goes on through the general
+// receiver, from a copy of it.
+class HostLanding : public Landing {
+ public:
+  HostLanding(const Route& r, uint64_t capacity)
+      : ch_(r.channel()), b_(r.buffer), capacity_(capacity), slot_(r.stat_slot),
+        state_(stats_on() ? r.state->shared_from_this() : nullptr) {}
+
+  std::unique_ptr<platform::Operation> landed(int rc, MPI_Status* st) override {
+    const p2p::SendPolicy& pol = ch_.policy;
+    if (rc != MPI_SUCCESS) {
+      truncated_match(b_, capacity_, pol, rc, st);
+      return nullptr;
+    }
+    int cancelled = 0;
+    PMPI_Test_cancelled(st, &cancelled);
+    const uint64_t bytes = status_bytes(*st);
+    const uint64_t match_capacity = p2p::kHeaderBytes + std::max(pol.eager_bytes, pol.bare_bytes);
+    p2p::MatchHeader h;
+    if (cancelled || bytes <= pol.bare_bytes || bytes > std::min(capacity_, match_capacity) ||
+        !p2p::parse_header(b_.ptr, bytes, pol.bare_bytes, &h)) {
+      if (state_ && !cancelled) state_->bare_received.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;  // the MPI library's own message, its status as MPI filled it
+    }
+    std::vector<uint8_t> match(static_cast<const uint8_t*>(b_.ptr),
+                               static_cast<const uint8_t*>(b_.ptr) + bytes);
+    auto op = std::make_unique<p2p::RecvOp>(ch_, b_, match.data(), bytes, st->MPI_SOURCE,
+                                            st->MPI_TAG);
+    if (state_) {
+      // Counted when it completes, which an inline payload does at once.
+      if (op->progress()) {
+        count_traffic(state_->received, state_.get(), slot_, op->traffic());
+      } else {
+        std::shared_ptr<CommState> s = state_;
+        const int slot = slot_;
+        op->on_complete(
+            [s, slot](const p2p::Traffic& t) { count_traffic(s->received, s.get(), slot, t); });
+      }
+    }
+    return op;
+  }
+
+ private:
+  p2p::Channel ch_;
+  p2p::UserBuffer b_;
+  uint64_t capacity_;
+  int slot_;
+  std::shared_ptr<CommState> state_;  // for the statistics, when they are on
+};
 
 [[gnu::noinline]] int recv_general(void* buf, int count, MPI_Datatype type, int source, int tag,
                                    MPI_Comm comm, MPI_Status* status) {
@@ -203,6 +271,19 @@ int recv_blocking(CommState* state, const p2p::UserBuffer& b, int count, MPI_Dat
       return request_start(std::make_unique<DoneOp>(st), comm, request);
     }
     return irecv_mpi(buf, count, type, source, tag, comm, request);
+  }
+  // A host buffer larger than the bare size, elements back to back, nothing probed to serve
+  // first: the MPI library's own receive and request, looked at when it completes. Not at
+  // MPI_THREAD_MULTIPLE: there a handle that MPI frees in one thread's wait may go to another
+  // thread's new request before MPIZip has forgotten it (a generalized request has a callback for
+  // that moment, MPI's own request none), so the receive is MPIZip's operation as below.
+  const uint64_t capacity = r->buffer.count * format::elem_bytes(r->buffer.dtype);
+  if (!r->packed && !r->buffer.device && r->state->probed.empty() &&
+      capacity > comm_policy(r->state).bare_bytes && thread_level() < MPI_THREAD_MULTIPLE) {
+    const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
+    if (rc != MPI_SUCCESS) return rc;
+    request_watch(*request, std::make_unique<HostLanding>(*r, capacity), comm);
+    return MPI_SUCCESS;
   }
   Status posted;
   auto op = routed_recv(*r, [&](const p2p::UserBuffer& b) {

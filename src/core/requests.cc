@@ -28,6 +28,13 @@ struct Entry {
   OpFactory factory;          // persistent: builds the operation of each start
   MPI_Comm comm = MPI_COMM_NULL;  // whose error handler reports the operation's errors
   std::atomic<bool> freed{false};  // MPI freed the handle (free_cb); removed at the next reap()
+  // A watched receive (request_watch): the handle is MPI's own receive request, looked at by
+  // `landing` once MPI completes it. MPI_Request_get_status may see it complete before a wait or
+  // test does: `settled` then says so, with the message's outcome in `final` where it was a
+  // match message (`continued`), MPI's status standing otherwise.
+  std::unique_ptr<Landing> landing;
+  bool settled = false;
+  bool continued = false;
 };
 
 // What a wait or test must report for one of MPIZip's generalized requests that MPI completes
@@ -197,6 +204,63 @@ int consume_carrier(Entry* e, MPI_Status* status) {
   return fill_status(e->final, status);
 }
 
+// A watched receive's outcome, once MPI completed its request with `rc` and `*st` (never
+// MPI_STATUS_IGNORE): `err` is the receive's error code; `ours` says that MPIZip's operation
+// produced it (to be raised on the entry's communicator: MPI raised its own already).
+struct Settled {
+  int err = MPI_SUCCESS;
+  bool ours = false;
+};
+
+// Looks at what a watched receive landed (Landing::landed) and runs a match message's operation
+// to completion, writing its status over MPI's. Does not remove the entry.
+Settled look(Entry* e, int rc, MPI_Status* st) {
+  Settled out{rc, false};
+  if (e->settled) {
+    if (e->continued) out = Settled{fill_status(e->final, st), true};
+    return out;
+  }
+  std::unique_ptr<platform::Operation> op = e->landing->landed(rc, st);
+  e->settled = true;
+  if (op) {
+    drive(*op);
+    e->final = op->status();
+    e->continued = true;
+    out = Settled{fill_status(e->final, st), true};
+  }
+  return out;
+}
+
+// As look(), for a request that the completion call freed: the entry goes too.
+Settled settle(Entry* e, int rc, MPI_Status* st) {
+  const Settled out = look(e, rc, st);
+  remove(e);
+  return out;
+}
+
+bool watched(const Entry* e) { return e != nullptr && e->landing != nullptr; }
+
+// A watched receive that the application freed before it completed: it goes on in the
+// background (MPI's request stays MPIZip's to complete), a match message's operation included.
+class WatchedRecv : public platform::Operation {
+ public:
+  WatchedRecv(MPI_Request r, std::unique_ptr<Landing> l) : req_(r), landing_(std::move(l)) {}
+  bool progress() override {
+    if (next_) return next_->progress();
+    int flag = 0;
+    MPI_Status st;
+    const int rc = PMPI_Test(&req_, &flag, &st);
+    if (!flag) return false;
+    next_ = landing_->landed(rc, &st);
+    return !next_ || next_->progress();
+  }
+
+ private:
+  MPI_Request req_;
+  std::unique_ptr<Landing> landing_;
+  std::unique_ptr<platform::Operation> next_;
+};
+
 MPI_Status* at(MPI_Status statuses[], int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
@@ -291,6 +355,15 @@ int request_start(std::unique_ptr<platform::Operation> op, MPI_Comm comm, MPI_Re
   }
   progress_thread_notify();
   return MPI_SUCCESS;
+}
+
+void request_watch(MPI_Request mpi_request, std::unique_ptr<Landing> landing, MPI_Comm comm) {
+  auto* e = new Entry;
+  e->handle = mpi_request;
+  e->landing = std::move(landing);
+  e->comm = comm;
+  add(e);
+  progress_thread_notify();
 }
 
 int request_persistent(OpFactory make, MPI_Comm comm, MPI_Request* request) {
@@ -416,6 +489,15 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
   if (request_count() == 0) return PMPI_Test(request, flag, status);
   progress();
   Entry* e = find(*request);
+  if (watched(e)) {
+    const MPI_Comm comm = e->comm;
+    MPI_Status own;
+    MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+    const int rc = PMPI_Test(request, flag, st);
+    if (!*flag) return rc;
+    const Settled out = settle(e, rc, st);
+    return out.ours ? raise_on(comm, out.err) : out.err;
+  }
   if (e == nullptr || !e->persistent || !e->active) {
     const MPI_Request handle = *request;
     t_completed.clear();
@@ -458,18 +540,32 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
     }
   }
   std::vector<MPI_Request> handles(requests, requests + count);
+  // Watched receives need MPI's statuses, which the application may not ask for.
+  std::vector<Entry*> watches(count, nullptr);
+  bool any_watched = false;
+  for (int i = 0; i < count; ++i) {
+    Entry* e = carriers[i] == nullptr ? find(requests[i]) : nullptr;
+    if (watched(e)) watches[i] = e, any_watched = true;
+  }
+  std::vector<MPI_Status> own(statuses == MPI_STATUSES_IGNORE && any_watched ? count : 0);
+  MPI_Status* sts = own.empty() ? statuses : own.data();
   t_completed.clear();
-  int rc = PMPI_Testall(count, requests, flag, statuses);
+  int rc = PMPI_Testall(count, requests, flag, sts);
   if (!*flag) return rc;
   set_empty_where_null(handles, statuses);
   bool error = false;
   MPI_Comm error_comm = MPI_COMM_NULL;
   std::vector<int> errors(static_cast<size_t>(count), MPI_SUCCESS);
   for (int i = 0; i < count; ++i) {
-    int err = rc == MPI_ERR_IN_STATUS && statuses != MPI_STATUSES_IGNORE ? statuses[i].MPI_ERROR
-                                                                         : MPI_SUCCESS;
+    int err = rc == MPI_ERR_IN_STATUS && sts != MPI_STATUSES_IGNORE ? sts[i].MPI_ERROR
+                                                                    : MPI_SUCCESS;
     MPI_Comm comm = MPI_COMM_NULL;
-    if (carriers[i] != nullptr) {
+    if (watches[i] != nullptr) {
+      const MPI_Comm watch_comm = watches[i]->comm;
+      const Settled out = settle(watches[i], err, &sts[i]);
+      err = out.err;
+      if (out.ours) comm = watch_comm;
+    } else if (carriers[i] != nullptr) {
       carriers[i]->active = false;
       carriers[i]->done.store(false, std::memory_order_relaxed);
       err = fill_status(carriers[i]->final, at(statuses, i));
@@ -523,14 +619,26 @@ int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status
     carriers_pending = true;
     copy[i] = MPI_REQUEST_NULL;  // MPI must not complete it: its operation is still running
   }
+  // Watched receives, found before MPI frees their handles (which it may then give to another).
+  std::vector<Entry*> watches(count, nullptr);
+  for (int i = 0; i < count; ++i) {
+    Entry* e = copy[i] != MPI_REQUEST_NULL ? find(copy[i]) : nullptr;
+    if (watched(e)) watches[i] = e;
+  }
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
   t_completed.clear();
-  int rc = PMPI_Testany(count, copy.data(), index, flag, status);
+  int rc = PMPI_Testany(count, copy.data(), index, flag, st);
   if (*flag && *index == MPI_UNDEFINED && !carriers_pending) status_set_empty(status);
   if (*flag && *index != MPI_UNDEFINED) {
     const MPI_Request handle = requests[*index];
     requests[*index] = copy[*index];
     if (const Completed* c = completed(handle)) {
       if (rc == MPI_SUCCESS) rc = raise_on(c->comm, reported(*c));
+    } else if (Entry* e = watches[static_cast<size_t>(*index)]) {
+      const MPI_Comm comm = e->comm;
+      const Settled out = settle(e, rc, st);
+      rc = out.ours ? raise_on(comm, out.err) : out.err;
     }
   } else if (*flag && carriers_pending) {
     *flag = 0;
@@ -576,21 +684,36 @@ int testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
   }
   int more = 0;
   std::vector<int> more_indices(incount);
-  std::vector<MPI_Status> more_statuses(statuses == MPI_STATUSES_IGNORE ? 0 : incount);
+  // Watched receives need MPI's statuses, which the application may not ask for.
+  std::vector<Entry*> watches(incount, nullptr);
+  bool any_watched = false;
+  for (int i = 0; i < incount; ++i) {
+    Entry* e = copy[i] != MPI_REQUEST_NULL ? find(copy[i]) : nullptr;
+    if (watched(e)) watches[i] = e, any_watched = true;
+  }
+  const bool want_statuses = statuses != MPI_STATUSES_IGNORE || any_watched;
+  std::vector<MPI_Status> more_statuses(want_statuses ? incount : 0);
   t_completed.clear();
   int rc = PMPI_Testsome(incount, copy.data(), &more, more_indices.data(),
-                         statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE
-                                                         : more_statuses.data());
+                         want_statuses ? more_statuses.data() : MPI_STATUSES_IGNORE);
   if (rc == MPI_ERR_IN_STATUS) error = true;
   if (more != MPI_UNDEFINED) {
     for (int k = 0; k < more; ++k) {
       const int i = more_indices[k];
       const MPI_Request handle = requests[i];
       requests[i] = copy[i];
+      int err = rc == MPI_ERR_IN_STATUS && want_statuses ? more_statuses[k].MPI_ERROR
+                                                          : MPI_SUCCESS;
+      if (watches[i] != nullptr) {
+        const MPI_Comm comm = watches[i]->comm;
+        const Settled out = settle(watches[i], err, &more_statuses[k]);
+        err = out.err;
+        if (out.ours && err != MPI_SUCCESS) {
+          error = true;
+          if (error_comm == MPI_COMM_NULL) error_comm = comm;
+        }
+      }
       if (statuses != MPI_STATUSES_IGNORE) statuses[n] = more_statuses[k];
-      int err = rc == MPI_ERR_IN_STATUS && statuses != MPI_STATUSES_IGNORE
-                    ? more_statuses[k].MPI_ERROR
-                    : MPI_SUCCESS;
       if (const Completed* c = completed(handle)) {
         err = reported(*c);
         if (err != MPI_SUCCESS) {
@@ -623,6 +746,18 @@ int request_free(MPI_Request* request) {
   Entry* e = find(*request);
   if (e == nullptr) return PMPI_Request_free(request);
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  if (watched(e)) {
+    // MPI's request stays MPIZip's to complete, in the background: what it lands may be a match
+    // message to go on with. One that MPI_Request_get_status saw settled is complete already.
+    if (e->settled) {
+      PMPI_Request_free(request);
+    } else {
+      adopt(std::make_unique<WatchedRecv>(*request, std::move(e->landing)));
+      *request = MPI_REQUEST_NULL;
+    }
+    remove(e);
+    return MPI_SUCCESS;
+  }
   if (e->persistent) {
     if (e->active && !e->done) {
       e->detached = true;  // progress() frees it once its operation is done
@@ -643,7 +778,7 @@ int request_free(MPI_Request* request) {
 
 int cancel(MPI_Request* request) {
   Entry* e = find(*request);
-  if (e == nullptr) return PMPI_Cancel(request);
+  if (e == nullptr || watched(e)) return PMPI_Cancel(request);
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   if (pending(e) && e->op->cancel()) on_done(e);
   return MPI_SUCCESS;
@@ -657,6 +792,15 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   }
   progress();
   Entry* e = find(request);
+  if (watched(e)) {
+    // MPI keeps the request: the wait or test that completes it reports what look() found.
+    MPI_Status own;
+    MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+    const int rc = PMPI_Request_get_status(request, flag, st);
+    if (rc != MPI_SUCCESS || !*flag) return rc;
+    const Settled out = look(e, MPI_SUCCESS, st);
+    return out.ours ? raise_on(e->comm, out.err) : out.err;
+  }
   if (e == nullptr || !e->persistent || !e->active) {
     // The operation's error is reported by the wait or test that completes the request; what
     // query_cb records here is not needed.

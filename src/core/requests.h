@@ -28,6 +28,24 @@ int request_start(std::unique_ptr<platform::Operation> op, MPI_Comm comm, MPI_Re
 using OpFactory = std::function<Status(std::unique_ptr<platform::Operation>*)>;
 int request_persistent(OpFactory make, MPI_Comm comm, MPI_Request* request);
 
+// A receive posted straight to the MPI library, whose request the application holds (MPI's own),
+// and whose message may turn out to be a match message that MPIZip must go on with
+// (p2p/wire.h). The request engine calls landed() once MPI completed the request, in the wait,
+// test or status call that saw it complete, on the calling thread (or in the background once the
+// application freed the request).
+class Landing {
+ public:
+  virtual ~Landing() = default;
+  // MPI completed the receive with `rc` and filled `*st`. Returns the operation that goes on with
+  // a match message (its status replaces MPI's), or null for the application's own message
+  // (`rc` and `*st` stand, *st adjusted where MPI truncated a match message).
+  virtual std::unique_ptr<platform::Operation> landed(int rc, MPI_Status* st) = 0;
+};
+
+// Registers MPI's own receive request `mpi_request`, which the application holds, to be looked at
+// by `landing` when it completes. Errors of the operation it goes on with are raised on `comm`.
+void request_watch(MPI_Request mpi_request, std::unique_ptr<Landing> landing, MPI_Comm comm);
+
 // Advances every registered operation once, without blocking.
 void progress();
 
@@ -81,7 +99,8 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
 int start(MPI_Request* request);
 int startall(int count, MPI_Request requests[]);
 
-// Number of registered requests and background operations: MPIZip work still under way.
+// Number of registered requests (watched receives included) and background operations: MPIZip
+// work still under way.
 extern std::atomic<size_t> g_in_flight;
 inline size_t request_count() { return g_in_flight.load(std::memory_order_acquire); }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Faults in the middle of the work end in an error or a documented fallback on every rank within a
 # bounded time, never a hang or wrong data (tests/mpi/faults.c). Each run is bounded by
-# FAULTS_TIMEOUT seconds; a hang fails.
+# FAULTS_TIMEOUT seconds; a hang fails. FAULTS_ALLREDUCE_RANKS: the rank counts of the allreduce
+# cases (default "2 4").
 #   - a send that fails after its match message left (MPIZIP_FAULT=send on rank 0, chunked host
 #     compression): the sender's and the receiver's calls return an error, blocking and
 #     non-blocking, and the communicator goes on working; over the MPI library and over UCX;
@@ -67,7 +68,7 @@ else
 fi
 
 # 1M floats in 256 KiB pieces: several pieces per rank; rank 1 fails as its second one starts.
-for np in 2 4; do
+for np in ${FAULTS_ALLREDUCE_RANKS:-2 4}; do
   for pieces in compressed raw; do
     mode=$compress
     [ $pieces = raw ] && mode="MPIZIP_PROTOCOL=on MPIZIP_HOST_COMPRESS=0"

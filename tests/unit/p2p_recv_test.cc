@@ -203,9 +203,39 @@ TEST(P2pRecv, TruncationDeliversThePrefix) {
   }
 }
 
+// A match message that MPI truncated to a receive smaller than it: its header, from the bytes that
+// landed, gives the message's size (inline and header-only, padded to the bare size); a whole
+// message, a header cut short, a flipped byte or a plain message give nothing.
+TEST(P2pWire, ATruncatedMatchMessageStillNamesItsMessage) {
+  const uint64_t bare = 4000;
+  MatchHeader back;
+  // 20000 bytes of fp32 in a stream of its raw section and 100 bytes more.
+  const uint64_t stream = format::raw_bytes(format::DType::kFp32, 5000) + 100;
+  ASSERT_LT(stream + kHeaderBytes, 20000u);
+  std::vector<uint8_t> m(kHeaderBytes + stream, 0x5A);
+  MatchHeader h = make_header(Payload::kInline, Encoding::kCompressed, format::DType::kFp32, 0,
+                              5000, stream);
+  std::memcpy(m.data(), &h, kHeaderBytes);
+  for (size_t landed : {size_t{48}, size_t{4001}, size_t{m.size() - 1}}) {
+    ASSERT_TRUE(parse_truncated_header(m.data(), landed, bare, &back)) << landed;
+    EXPECT_EQ(back.app_bytes, 20000u);
+  }
+  EXPECT_FALSE(parse_truncated_header(m.data(), m.size(), bare, &back));  // not truncated
+  EXPECT_FALSE(parse_truncated_header(m.data(), 47, bare, &back));    // no whole header
+  m[9] ^= 1;
+  EXPECT_FALSE(parse_truncated_header(m.data(), 4001, bare, &back));  // not a valid header
+  h = make_header(Payload::kBulk, Encoding::kRaw, format::DType::kFp32, 3, 5000, 20000);
+  std::memcpy(m.data(), &h, kHeaderBytes);  // header-only, padded to 4001 bytes
+  ASSERT_TRUE(parse_truncated_header(m.data(), 4000, bare, &back));
+  EXPECT_EQ(back.app_bytes, 20000u);
+  EXPECT_FALSE(parse_truncated_header(m.data(), 4001, bare, &back));
+  std::vector<uint8_t> plain(6000, 0x33);
+  EXPECT_FALSE(parse_truncated_header(plain.data(), 5000, bare, &back));
+}
+
 // An inline payload longer than kMaxInlineBytes is refused, and one so long that the header and it
 // add up past 2^64 to the message's size (a well-formed check word: a hostile sender computes it)
-// too: such a header would make the receiver read far outside the message.
+// too: whole or truncated, such a header would make the receiver read far outside the message.
 TEST(P2pWire, AnInlinePayloadLongerThanTheCapIsRefused) {
   const uint64_t bare = 4000;
   MatchHeader back;
@@ -216,6 +246,7 @@ TEST(P2pWire, AnInlinePayloadLongerThanTheCapIsRefused) {
   std::vector<uint8_t> m(bare + 1, 0);
   std::memcpy(m.data(), &h, kHeaderBytes);
   EXPECT_FALSE(parse_header(m.data(), m.size(), bare, &back));
+  EXPECT_FALSE(parse_truncated_header(m.data(), kHeaderBytes, bare, &back));
   h = make_header(Payload::kInline, Encoding::kCompressed, format::DType::kFp32, 0, 2,
                   kMaxInlineBytes + 1);
   std::vector<uint8_t> big(kHeaderBytes + kMaxInlineBytes + 1, 0);
