@@ -38,12 +38,16 @@ RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, int source, int tag) : ch
   // The message lands where either form fits (wire.h): a plain one of up to the buffer's size,
   // or a match message of up to match_capacity_ (the largest any rank sends: core makes
   // eager_bytes and bare_bytes the same on every rank), which is never larger than the message it
-  // carries. A host buffer larger than the bare size is that place itself (a message it holds,
-  // it holds in either form), so a plain message arrives with no copy of MPIZip's; a smaller one,
-  // or a device buffer, receives into host memory of MPIZip's.
+  // carries. A host buffer that holds any match message is that place itself, so a plain
+  // message arrives with no copy of MPIZip's; a smaller one, or a device buffer, receives into
+  // host memory of MPIZip's. So a match message longer than the buffer is a truncation this
+  // operation finds itself, not one the MPI library raises inside MPIZip's own MPI_Test: MPICH
+  // raises that on MPI_COMM_WORLD's error handler, not the communicator's, and a blocking receive
+  // that returns MPI_ERR_TRUNCATE without MPIZip would abort. (A receive that is the MPI library's
+  // own, core's plain landing, truncates as the MPI library does without MPIZip.)
   match_capacity_ = kHeaderBytes + std::max(ch_.policy.eager_bytes, ch_.policy.bare_bytes);
   const uint64_t capacity = capacity_of(b_);
-  if (!b_.device && capacity > ch_.policy.bare_bytes) {
+  if (!b_.device && capacity >= match_capacity_) {
     landing_ = static_cast<uint8_t*>(b_.ptr);
     landing_capacity_ = capacity;
   } else {
