@@ -52,12 +52,12 @@ rows() {  # rows TAG
       bw_host_char) row $r $t "$pt/osu_bw" -m 1:4194304 -i 100 -x 10 ;;
       bw_host_float) row $r $t "$pt/osu_bw" -T mpi_float -m 4:4194304 -i 100 -x 10 ;;
       rate_host_char) row $r $t "$pt/osu_bw" -W 64 -m 1:65536 -i 500 -x 50 ;;
-      allreduce_host_float) row $r $t "$coll/osu_allreduce" -T mpi_float -m 4:67108864 -i 20 -x 3 ;;
-      bcast_host_char) row $r $t "$coll/osu_bcast" -m 4:67108864 -i 20 -x 3 ;;
-      allgather_host_char) row $r $t "$coll/osu_allgather" -m 4:67108864 -i 20 -x 3 ;;
-      alltoall_host_char) row $r $t "$coll/osu_alltoall" -m 4:67108864 -i 20 -x 3 ;;
+      allreduce_host_float) row $r $t "$coll/osu_allreduce" -T mpi_float -m 4:67108864 -i 100 -x 10 ;;
+      bcast_host_char) row $r $t "$coll/osu_bcast" -m 4:67108864 -i 100 -x 10 ;;
+      allgather_host_char) row $r $t "$coll/osu_allgather" -m 4:67108864 -i 100 -x 10 ;;
+      alltoall_host_char) row $r $t "$coll/osu_alltoall" -m 4:67108864 -i 100 -x 10 ;;
       reduce_scatter_host_float)
-        row $r $t "$coll/osu_reduce_scatter" -T mpi_float -m 4:67108864 -i 20 -x 3 ;;
+        row $r $t "$coll/osu_reduce_scatter" -T mpi_float -m 4:67108864 -i 100 -x 10 ;;
       # Device buffers: the MPI library beneath cannot read them (plain MPI crashes), so MPIZip
       # alone.
       lat_cuda_char)

@@ -1,5 +1,7 @@
 #include "p2p/staged.h"
 
+#include <algorithm>
+
 #include "src/platform/device.h"
 #include "src/platform/buffers.h"
 #include "src/platform/log.h"
@@ -8,12 +10,15 @@ namespace mpizip::p2p {
 
 Status HostCopy::prepare(void* device, int count, MPI_Datatype type) {
   MPI_Aint lb, extent, true_lb, true_extent;
+  MPI_Count size = 0;
   int rc = PMPI_Type_get_extent(type, &lb, &extent);
   if (rc == MPI_SUCCESS) rc = PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+  if (rc == MPI_SUCCESS) rc = PMPI_Type_size_x(type, &size);
   if (rc != MPI_SUCCESS) return Status::mpi(rc);
   device_ = device;
   lb_ = true_lb;
   bytes_ = count > 0 ? static_cast<uint64_t>((count - 1) * extent + true_extent) : 0;
+  contiguous_ = static_cast<uint64_t>(size) * static_cast<uint64_t>(count) == bytes_;
   return host_.resize(bytes_);
 }
 
@@ -21,8 +26,11 @@ Status HostCopy::load() const {
   return platform::copy_to_host(host_.data(), static_cast<const char*>(device_) + lb_, bytes_);
 }
 
-Status HostCopy::store() const {
-  return platform::copy_to_device(static_cast<char*>(device_) + lb_, host_.data(), bytes_);
+Status HostCopy::store(uint64_t bytes) const {
+  const uint64_t n = contiguous_ ? std::min(bytes, bytes_) : bytes_;
+  char* dst = static_cast<char*>(device_) + lb_;
+  return host_.pinned() ? platform::copy_pinned_to_device(dst, host_.data(), n)
+                        : platform::copy_to_device(dst, host_.data(), n);
 }
 
 namespace {
@@ -49,7 +57,7 @@ class StagedOp : public platform::Operation {
       PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
       status_.bytes = static_cast<uint64_t>(bytes);
       if (!cancelled) {
-        const Status s = copy_.store();
+        const Status s = copy_.store(status_.bytes);
         if (!ok(s)) return finish(s);
       }
       return finish(Status::mpi(st.MPI_ERROR == MPI_ERR_TRUNCATE ? MPI_ERR_TRUNCATE : MPI_SUCCESS));
@@ -93,7 +101,7 @@ Status start_staged_recv(void* buf, int count, MPI_Datatype type, int source, in
                          MPI_Comm comm, std::unique_ptr<platform::Operation>* op) {
   auto staged = std::make_unique<StagedOp>(true);
   MPIZIP_CHECK(staged->copy().prepare(buf, count, type));
-  MPIZIP_CHECK(staged->copy().load());
+  if (!staged->copy().contiguous()) MPIZIP_CHECK(staged->copy().load());
   const int rc = PMPI_Irecv(staged->copy().base(), count, type, source, tag, comm, staged->request());
   if (rc == MPI_SUCCESS) *op = std::move(staged);
   return Status::mpi(rc);

@@ -1,8 +1,10 @@
 // Device buffers of datatypes outside the protocol (MPI_INT, derived types, ...) under an MPI that
 // cannot read GPU memory: each side stages through host memory on its own (no protocol needed, the
 // message is the application's). The staged region is the datatype's span, from its true lower
-// bound to the end of the last element, so derived datatypes keep their layout; a receive copies
-// the span in first so that the gaps of a non-contiguous datatype keep the device's contents.
+// bound to the end of the last element, so derived datatypes keep their layout; a receive of a
+// non-contiguous datatype copies the span in first so that its gaps keep the device's contents,
+// and a contiguous one copies back only the bytes that arrived (one copy each side: the small
+// device messages' latency).
 #pragma once
 
 #include <mpi.h>
@@ -23,10 +25,14 @@ class HostCopy {
  public:
   // Sizes the copy for (count, type) at `device` (kOutOfMemory when host memory ran out).
   Status prepare(void* device, int count, MPI_Datatype type);
-  // Device -> host (a receive loads first too, so that the gaps of a non-contiguous datatype keep
-  // the device's contents when the span is stored back); host -> device.
+  // Device -> host (a receive of a non-contiguous datatype loads first too, so that its gaps keep
+  // the device's contents when the span is stored back); host -> device, of the first `bytes` of
+  // the span where the datatype is contiguous (what arrived), of all of it where it is not (and
+  // by default).
   Status load() const;
-  Status store() const;
+  Status store(uint64_t bytes = UINT64_MAX) const;
+  // Whether the span holds the elements back to back, no gaps.
+  bool contiguous() const { return contiguous_; }
   // The host address standing for the device buffer's address.
   void* base() const { return host_.data() - lb_; }
   void release() { host_.clear(); }
@@ -35,6 +41,7 @@ class HostCopy {
   void* device_ = nullptr;
   MPI_Aint lb_ = 0;
   uint64_t bytes_ = 0;
+  bool contiguous_ = false;
   platform::HostBuffer host_;  // pooled, pinned where possible
 };
 

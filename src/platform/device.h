@@ -58,6 +58,9 @@ uint64_t address_space_generation();
 // processes without a GPU, kDeviceError when the runtime fails.
 Status copy_to_host(void* dst, const void* device_src, uint64_t bytes);
 Status copy_to_device(void* device_dst, const void* src, uint64_t bytes);
+// As copy_to_device, from page-locked memory (pinned_alloc): the runtime's copy is then synchronous
+// with the host by itself, so no stream synchronisation follows it.
+Status copy_pinned_to_device(void* device_dst, const void* pinned_src, uint64_t bytes);
 Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t bytes);
 
 // Page-locked host memory and device memory straight from the GPU runtime (for the pools of

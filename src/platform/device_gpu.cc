@@ -151,6 +151,12 @@ Status copy_to_device(void* device_dst, const void* src, uint64_t bytes) {
   return Status::kOk;
 }
 
+Status copy_pinned_to_device(void* device_dst, const void* pinned_src, uint64_t bytes) {
+  if (bytes == 0) return Status::kOk;
+  MPIZIP_GPU_CHECK(gpuMemcpy(device_dst, pinned_src, bytes, gpuMemcpyHostToDevice));
+  return Status::kOk;
+}
+
 Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t bytes) {
   if (bytes == 0) return Status::kOk;
   MPIZIP_GPU_CHECK(gpuMemcpy(device_dst, device_src, bytes, gpuMemcpyDeviceToDevice));

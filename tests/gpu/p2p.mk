@@ -7,9 +7,14 @@
 # is plain), run by tests/gpu/run-p2p-semantics.sh, which tests/gpu/run-p2p.sh calls.
 # tests/gpu/dtype_pairs_device: tests/mpi/dtype_pairs.c with device buffers
 # (tests/gpu/dtype_pairs_device.sh).
+# tests/gpu/p2p_progress_device: tests/mpi/p2p_progress.c (MPI's progress rule through MPIZip) with
+# device message buffers (tests/gpu/p2p_progress_device.sh).
 if HAVE_CUDA
 check_PROGRAMS += tests/gpu/p2p_device tests/gpu/p2p_oom tests/gpu/p2p_semantics_device \
-	tests/gpu/dtype_pairs_device tests/gpu/cuda_aware_device
+	tests/gpu/dtype_pairs_device tests/gpu/cuda_aware_device tests/gpu/p2p_progress_device
+tests_gpu_p2p_progress_device_SOURCES = tests/mpi/p2p_progress.c
+tests_gpu_p2p_progress_device_CPPFLAGS = $(AM_CPPFLAGS) -DP2P_PROGRESS_DEVICE
+tests_gpu_p2p_progress_device_LDADD = -ldl $(CUDA_LDFLAGS) $(CUDA_LIBS)
 tests_gpu_cuda_aware_device_SOURCES = tests/gpu/cuda_aware_device.c
 tests_gpu_cuda_aware_device_LDADD = -ldl $(CUDA_LDFLAGS) $(CUDA_LIBS)
 tests_gpu_dtype_pairs_device_SOURCES = tests/mpi/dtype_pairs.c
@@ -22,6 +27,7 @@ tests_gpu_p2p_oom_LDADD = libmpizip.la $(CUDA_LDFLAGS) $(CUDA_LIBS)
 tests_gpu_p2p_semantics_device_SOURCES = tests/mpi/p2p_semantics.c
 tests_gpu_p2p_semantics_device_CPPFLAGS = $(AM_CPPFLAGS) -DP2P_DEVICE_BUFFERS
 tests_gpu_p2p_semantics_device_LDADD = -ldl $(CUDA_LDFLAGS) $(CUDA_LIBS)
-TESTS += tests/gpu/run-p2p.sh tests/gpu/dtype_pairs_device.sh tests/gpu/cuda_aware.sh
+TESTS += tests/gpu/run-p2p.sh tests/gpu/dtype_pairs_device.sh tests/gpu/cuda_aware.sh \
+	tests/gpu/p2p_progress_device.sh
 endif
-EXTRA_DIST += tests/gpu/cuda_aware.sh tests/gpu/dtype_pairs_device.sh tests/gpu/run-p2p.sh tests/gpu/run-p2p-oom.sh tests/gpu/run-p2p-semantics.sh
+EXTRA_DIST += tests/gpu/p2p_progress_device.sh tests/gpu/cuda_aware.sh tests/gpu/dtype_pairs_device.sh tests/gpu/run-p2p.sh tests/gpu/run-p2p-oom.sh tests/gpu/run-p2p-semantics.sh

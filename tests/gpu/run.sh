@@ -26,7 +26,7 @@ cd "$build"
 make -j"$(nproc)" libmpizip.la tools/mpizip-info tests/gpu/codec_gpu_test tests/gpu/p2p_device \
   tests/gpu/p2p_oom tests/gpu/p2p_semantics_device tests/gpu/reduce_gpu_test tests/gpu/decode_fold_test \
   tests/gpu/allreduce_device tests/gpu/transport_device tests/gpu/coll_staged_device osu-bench/codec \
-  tests/gpu/pointer_kind_test tests/gpu/tma_fault
+  tests/gpu/pointer_kind_test tests/gpu/tma_fault tests/gpu/p2p_progress_device
 
 status=0
 ./tests/gpu/pointer_kind_test --gtest_brief=1 >"$logs/pointer_kind_test.log" 2>&1 || status=$?
@@ -41,6 +41,14 @@ MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
   sh "$src/tests/gpu/run-p2p.sh" >"$logs/p2p_device.log" 2>&1 || p2p=$?
 echo "p2p_device: exit $p2p (log: $logs/p2p_device.log)"
 [ "$p2p" -eq 0 ] || status=$p2p
+
+# MPI's progress rule with device buffers: receivers blocked in calls MPIZip passes through, senders
+# computing between MPI_Isend and MPI_Wait, each transport, each run time-limited.
+progress=0
+MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
+  sh "$src/tests/gpu/p2p_progress_device.sh" >"$logs/p2p_progress_device.log" 2>&1 || progress=$?
+echo "p2p_progress_device: exit $progress (log: $logs/p2p_progress_device.log)"
+[ "$progress" -eq 0 ] || status=$progress
 
 # The transports with device buffers (src/transport): CUDA IPC and its mapping cache, staging
 # through pinned and pageable memory, the emulated link.

@@ -63,6 +63,10 @@ Status copy_to_device(void* device_dst, const void* src, uint64_t bytes) {
   return Status::kOk;
 }
 
+Status copy_pinned_to_device(void* device_dst, const void* src, uint64_t bytes) {
+  return copy_to_device(device_dst, src, bytes);
+}
+
 // Pinned and device memory of the stand-in: heap memory (the pools of src/platform/buffers.cc,
 // which the staging pool draws on, allocate through these).
 void* pinned_alloc(uint64_t bytes) { return bytes > 0 ? std::malloc(bytes) : nullptr; }
