@@ -34,8 +34,10 @@ void run(std::string gpu) {
   }
   std::unique_lock<std::mutex> lock(g_mutex);
   while (!g_stop) {
-    if (request_count() == 0) {
-      g_cv.wait(lock, [] { return g_stop || request_count() != 0; });
+    // Asleep while nothing it can advance is under way (receives that are the MPI library's own,
+    // watched by the completion calls, are not its work).
+    if (!helper_work()) {
+      g_cv.wait(lock, [] { return g_stop || helper_work(); });
       continue;
     }
     lock.unlock();
@@ -77,7 +79,7 @@ void progress_thread_stop() {
 
 void progress_thread_notify() {
   if (!g_progress_thread_running.load(std::memory_order_relaxed)) return;
-  // The thread's predicate (request_count()) changed before this call, outside g_mutex. Passing
+  // The thread's predicate (helper_work()) changed before this call, outside g_mutex. Passing
   // through the mutex orders that change with the thread's check: either the thread has not yet
   // checked (and will see it), or it is already waiting (and gets the notification).
   { std::lock_guard<std::mutex> lock(g_mutex); }

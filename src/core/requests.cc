@@ -14,6 +14,7 @@
 namespace mpizip::core {
 
 std::atomic<size_t> g_in_flight{0};
+std::atomic<size_t> g_watched{0};
 
 namespace {
 
@@ -33,6 +34,7 @@ struct Entry {
   // test does: `settled` then says so, with the message's outcome in `final` where it was a
   // match message (`continued`), MPI's status standing otherwise.
   std::unique_ptr<Landing> landing;
+  bool watch = false;  // registered by request_watch (counted in g_watched while registered)
   bool settled = false;
   bool continued = false;
 };
@@ -108,6 +110,7 @@ void remove(Entry* e) {
   // MPI may already have given the handle to a newer request of MPIZip's.
   auto it = g_entries.find(e->handle);
   if (it != g_entries.end() && it->second == e) g_entries.erase(it);
+  if (e->watch) g_watched.fetch_sub(1, std::memory_order_acq_rel);
   g_count.store(g_entries.size(), std::memory_order_release);
   publish_in_flight();
   delete e;
@@ -138,6 +141,7 @@ void add(Entry* e) {
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   reap();
   g_entries[e->handle] = e;
+  if (e->watch) g_watched.fetch_add(1, std::memory_order_acq_rel);
   g_count.store(g_entries.size(), std::memory_order_release);
   publish_in_flight();
 }
@@ -361,6 +365,7 @@ void request_watch(MPI_Request mpi_request, std::unique_ptr<Landing> landing, MP
   auto* e = new Entry;
   e->handle = mpi_request;
   e->landing = std::move(landing);
+  e->watch = true;
   e->comm = comm;
   add(e);
   progress_thread_notify();

@@ -103,5 +103,12 @@ int startall(int count, MPI_Request requests[]);
 // work still under way.
 extern std::atomic<size_t> g_in_flight;
 inline size_t request_count() { return g_in_flight.load(std::memory_order_acquire); }
+// Of those, the watched receives (MPI's own requests, request_watch): nothing for the helper thread
+// to advance, since they move inside the MPI library and are looked at by the completion calls.
+extern std::atomic<size_t> g_watched;
+// Whether any registered request or background operation is one the helper thread can advance.
+inline bool helper_work() {
+  return g_in_flight.load(std::memory_order_acquire) > g_watched.load(std::memory_order_acquire);
+}
 
 }  // namespace mpizip::core
