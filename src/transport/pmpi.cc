@@ -21,9 +21,18 @@ constexpr uint32_t kMagic = 0x4d5a5450;  // "MZTP"
 constexpr uint32_t kVersion = 2;
 constexpr uint32_t kNoClaim = UINT32_MAX;
 // How long an IPC sender waits for its receiver to claim the buffer before it copies the buffer
-// into memory of its own and completes (node_flags.h): long enough for a receiver that sits in a
-// wait to take it (one copy), short against the copy itself.
+// into memory of its own and completes (node_flags.h): at least kClaimWaitNs, and as long as that
+// copy itself would take (bytes over kMoveBytesPerNs, the device-to-pageable-host rate, about
+// 10 GB/s). So a receiver that sits in a wait takes the buffer (one copy), one that is busy pulling
+// the messages posted before it (a window of large sends) still takes it before copying aside
+// would have paid off, and a sender whose receiver is elsewhere (inside a call MPIZip passes
+// through) completes within twice what the copy alone costs.
 constexpr int64_t kClaimWaitNs = 50'000;
+constexpr int64_t kMoveBytesPerNs = 10;
+
+int64_t claim_wait_ns(uint64_t bytes) {
+  return std::max<int64_t>(kClaimWaitNs, static_cast<int64_t>(bytes / kMoveBytesPerNs));
+}
 
 enum class Mode : uint32_t { kInline = 1, kIpc = 2 };
 enum class Fin : uint32_t { kPulled = 1, kSendInline = 2, kFailed = 3 };
@@ -229,12 +238,12 @@ class SendTransfer final : public PmpiTransfer {
   }
 
   // The claim slot of an IPC transfer: the receiver pulled (the buffer is free), or has not claimed
-  // it for kClaimWaitNs (the buffer is copied into memory of this rank's, which the receiver pulls
+  // it for claim_wait_ns() (the buffer is copied into memory of this rank's, which the receiver pulls
   // from later, and the transfer completes).
   Status settle_claim() {
     const Claim c = flags_->state(header_.claim);
     if (c == Claim::kPulled) return claimed_done(true);
-    if (c != Claim::kWaiting || monotonic_ns() - header_.posted_ns < kClaimWaitNs) {
+    if (c != Claim::kWaiting || monotonic_ns() - header_.posted_ns < claim_wait_ns(bytes_)) {
       return Status::kOk;
     }
     if (!flags_->claim(header_.claim, Claim::kWaiting, Claim::kMoving)) return Status::kOk;

@@ -405,17 +405,24 @@ int main(int argc, char** argv) {
   int me, n;
   MPI_Comm_rank(pair, &me);
   MPI_Comm_size(pair, &n);
+  /* P2P_TRACE=1 names each case on stderr, to find where a failing run stops. */
+#define STEP(call)                                                                  \
+  do {                                                                              \
+    if (getenv("P2P_TRACE")) fprintf(stderr, "rank %d: %s, kind %d\n", rank, #call, kind); \
+    call;                                                                           \
+  } while (0)
   if (n == 2) {
-    for (int kind = 0; kind < 2; ++kind) {
-      recv_behind_barrier(pair, me, kind, 0);
-      recv_behind_barrier(pair, me, kind, 1);
-      isend_wait_behind_barrier(pair, me, kind);
-      for (int how = 0; how < 4; ++how) recv_behind_blocking_call(pair, me, kind, how);
-      isend_then_compute(pair, me, kind);
-      send_then_free(pair, me, kind);
+    int kind = 0;
+    for (kind = 0; kind < 2; ++kind) {
+      STEP(recv_behind_barrier(pair, me, kind, 0));
+      STEP(recv_behind_barrier(pair, me, kind, 1));
+      STEP(isend_wait_behind_barrier(pair, me, kind));
+      for (int how = 0; how < 4; ++how) STEP(recv_behind_blocking_call(pair, me, kind, how));
+      STEP(isend_then_compute(pair, me, kind));
+      STEP(send_then_free(pair, me, kind));
     }
-    send_modes(pair, me);
-    cut_and_mismatch(pair, me);
+    STEP(send_modes(pair, me));
+    STEP(cut_and_mismatch(pair, me));
   }
   MPI_Comm_free(&pair);
   int total = 0;
