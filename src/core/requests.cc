@@ -367,8 +367,7 @@ void request_watch(MPI_Request mpi_request, std::unique_ptr<Landing> landing, MP
   e->landing = std::move(landing);
   e->watch = true;
   e->comm = comm;
-  add(e);
-  progress_thread_notify();
+  add(e);  // nothing for the helper thread (helper_work()): it is not woken
 }
 
 int request_persistent(OpFactory make, MPI_Comm comm, MPI_Request* request) {
