@@ -22,8 +22,8 @@ constexpr uint32_t kVersion = 2;
 constexpr uint32_t kNoClaim = UINT32_MAX;
 // How long an IPC sender waits for its receiver to claim the buffer before it copies the buffer
 // into memory of its own and completes (node_flags.h): at least kClaimWaitNs, and as long as that
-// copy itself would take (bytes over kMoveBytesPerNs, the device-to-pageable-host rate, about
-// 10 GB/s). So a receiver that sits in a wait takes the buffer (one copy), one that is busy pulling
+// copy itself would take (bytes over kMoveBytesPerNs: 10 GB/s, an estimate of the
+// device-to-pageable-host rate, not measured). So a receiver that sits in a wait takes the buffer (one copy), one that is busy pulling
 // the messages posted before it (a window of large sends) still takes it before copying aside
 // would have paid off, and a sender whose receiver is elsewhere (inside a call MPIZip passes
 // through) completes within twice what the copy alone costs.

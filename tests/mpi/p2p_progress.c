@@ -223,7 +223,6 @@ static void isend_wait_behind_barrier(MPI_Comm comm, int me, int kind) {
   float* buf = msg_alloc();
   float* want = malloc(sizeof(float) * N);
   fill(want, kind, 23u + (unsigned)kind);
-  float* src = msg_of(want);
   int go = 1;
   if (me == 0) {
     MPI_Request r;
@@ -242,7 +241,6 @@ static void isend_wait_behind_barrier(MPI_Comm comm, int me, int kind) {
     MPI_Barrier(comm);
   }
   msg_free(buf);
-  msg_free(src);
   free(want);
 }
 
