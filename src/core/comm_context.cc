@@ -1,10 +1,19 @@
 #include "src/core/comm_context.h"
 
+#include "src/core/requests.h"
 #include "src/platform/log.h"
 
 namespace mpizip::core {
 
 CommContext::~CommContext() {
+  // Bytes the transports still move for sends complete for the application (an IPC sender's copy
+  // its receiver has not taken yet) go on in the background: the communicator may be freed before
+  // its receivers take them, as MPI allows, and the duplicates below are freed with the sends
+  // still pending, which MPI allows too.
+  for (transport::Transport* t : {p2p_transport.get(), coll_transport.get()}) {
+    if (t == nullptr) continue;
+    if (std::unique_ptr<platform::Operation> op = t->take_unsent()) background_adopt(std::move(op));
+  }
   // The transports and the group first: they may still use their communicators while closing.
   tma_group.reset();
   coll_transport.reset();

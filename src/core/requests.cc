@@ -421,6 +421,11 @@ Status drive_detachable(std::unique_ptr<platform::Operation> op) {
 
 size_t background_count() { return g_background_count.load(std::memory_order_acquire); }
 
+void background_adopt(std::unique_ptr<platform::Operation> op) {
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  adopt(std::move(op));
+}
+
 void background_drain(MPI_Comm world, double grace_seconds) {
   // Every correct receive completes before its process finalizes, and a receive completes only once
   // its payload has landed: so once every rank is here (the barrier), what is still pending waits

@@ -63,6 +63,9 @@ Status drive_detachable(std::unique_ptr<platform::Operation> op);
 // `world`) while the peers still progress; those still pending `grace_seconds` after every rank
 // got there are abandoned with a log line.
 size_t background_count();
+// Runs `op` in the background from now on (bytes a closing transport still moves:
+// transport::Transport::take_unsent).
+void background_adopt(std::unique_ptr<platform::Operation> op);
 void background_drain(MPI_Comm world, double grace_seconds);
 
 // Fills an MPI_Status from an operation's status as MPI's single-completion calls do: source, tag,

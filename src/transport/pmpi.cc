@@ -57,6 +57,50 @@ struct FinMessage {
 
 class PmpiTransfer;
 
+// Senders' copies of IPC buffers their receivers had not claimed in time (node_flags.h), each kept
+// with the segments posted from it until MPI has sent them all; then its claim slot is free again.
+// An operation of its own, so that the copies outlive the transport when the communicator is freed
+// before the receivers took them (Transport::take_unsent).
+class MovedCopies final : public platform::Operation {
+ public:
+  struct Copy {
+    std::vector<char> bytes;
+    std::unique_ptr<Segments> segments;
+    std::shared_ptr<NodeFlags> flags;
+    uint32_t slot;
+  };
+  ~MovedCopies() override {
+    if (!copies_.empty()) {
+      MPIZIP_WARN("%zu moved IPC send(s) abandoned before their receivers took them",
+                  copies_.size());
+    }
+    for (Copy& c : copies_) {
+      c.segments->abandon();
+      c.flags->give_back(c.slot);
+    }
+  }
+  void add(Copy c) { copies_.push_back(std::move(c)); }
+  bool empty() const { return copies_.empty(); }
+  // Releases the copies MPI has sent (or whose segments failed: their receivers report it).
+  bool progress() override {
+    for (size_t i = 0; i < copies_.size();) {
+      Copy& c = copies_[i];
+      bool sent = false;
+      if (c.segments->advance(&sent) != Status::kOk || sent) {
+        c.flags->give_back(c.slot);
+        copies_[i] = std::move(copies_.back());
+        copies_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    return copies_.empty();
+  }
+
+ private:
+  std::vector<Copy> copies_;
+};
+
 class PmpiTransport final : public Transport {
  public:
   PmpiTransport(MPI_Comm comm, int size, int tag_ub, PmpiConfig config)
@@ -98,7 +142,11 @@ class PmpiTransport final : public Transport {
   // until MPI has sent them all; then the claim slot is free again.
   void keep_moved(std::vector<char> copy, std::unique_ptr<Segments> segments,
                   std::shared_ptr<NodeFlags> flags, uint32_t slot) {
-    moved_.push_back(Moved{std::move(copy), std::move(segments), std::move(flags), slot});
+    moved_->add(MovedCopies::Copy{std::move(copy), std::move(segments), std::move(flags), slot});
+  }
+  std::unique_ptr<platform::Operation> take_unsent() override {
+    if (moved_->empty()) return nullptr;
+    return std::exchange(moved_, std::make_unique<MovedCopies>());
   }
   // IPC pulls under way (GPU copies and claim flags only) and moved copies already pulled.
   void progress_without_mpi() override;
@@ -116,14 +164,8 @@ class PmpiTransport final : public Transport {
   platform::Stream stream_;
   bool stream_ready_ = false;
   std::vector<PmpiTransfer*> live_;  // transfers not yet destroyed, for progress()
-  struct Moved {
-    std::vector<char> copy;
-    std::unique_ptr<Segments> segments;
-    std::shared_ptr<NodeFlags> flags;
-    uint32_t slot;
-  };
-  std::vector<Moved> moved_;  // senders' copies whose segments MPI has not sent yet
-  void release_sent();
+  // Senders' copies whose segments MPI has not sent yet.
+  std::unique_ptr<MovedCopies> moved_ = std::make_unique<MovedCopies>();
 };
 
 // What send and receive transfers share: registration for the transport's progress(), and the
@@ -595,35 +637,19 @@ Status PmpiTransport::irecv(void* buf, uint64_t bytes, Memory where, int peer, u
 
 void PmpiTransport::progress() {
   for (PmpiTransfer* t : live_) t->poke();
-  release_sent();
+  moved_->progress();
 }
 
 void PmpiTransport::progress_without_mpi() {
   for (PmpiTransfer* t : live_) t->poke_without_mpi();
 }
 
-void PmpiTransport::release_sent() {
-  for (size_t i = 0; i < moved_.size();) {
-    Moved& m = moved_[i];
-    bool sent = false;
-    if (m.segments->advance(&sent) != Status::kOk || sent) {
-      m.flags->give_back(m.slot);
-      moved_[i] = std::move(moved_.back());
-      moved_.pop_back();
-    } else {
-      ++i;
-    }
-  }
-}
-
 PmpiTransport::~PmpiTransport() {
-  // Copies whose segments MPI has not sent: every correct receive completes before its process
-  // finalizes, so this waits a bounded time for the last ones, then abandons them.
+  // Copies nobody took over (take_unsent): the transports of MPI_COMM_WORLD and MPI_COMM_SELF,
+  // closed after MPI_Finalize's drain, when every correct receive has completed or is about to. A
+  // bounded wait for the last ones, then they are abandoned (MovedCopies logs it).
   const int64_t until = monotonic_ns() + 2'000'000'000;
-  while (!moved_.empty() && monotonic_ns() < until) release_sent();
-  for (Moved& m : moved_) {
-    m.segments->abandon();
-    m.flags->give_back(m.slot);
+  while (!moved_->progress() && monotonic_ns() < until) {
   }
 }
 

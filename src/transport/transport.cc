@@ -58,6 +58,8 @@ class Composite final : public Transport {
     local_->progress_without_mpi();
     network_->progress_without_mpi();
   }
+  // Only the node's transport keeps copies (IPC moves only between ranks of one node).
+  std::unique_ptr<platform::Operation> take_unsent() override { return local_->take_unsent(); }
   bool same_node(int peer) const override {
     return peer >= 0 && peer < static_cast<int>(same_node_.size()) && same_node_[peer] != 0;
   }
@@ -183,6 +185,10 @@ class Serialized : public Transport {
   void progress_without_mpi() override {
     std::lock_guard<std::mutex> lock(*mutex_);
     inner_->progress_without_mpi();
+  }
+  std::unique_ptr<platform::Operation> take_unsent() override {
+    std::lock_guard<std::mutex> lock(*mutex_);
+    return inner_->take_unsent();
   }
 
  private:

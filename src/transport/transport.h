@@ -23,6 +23,7 @@
 #include <vector>
 #include <string>
 
+#include "src/platform/operation.h"
 #include "src/platform/status.h"
 
 namespace mpizip::transport {
@@ -71,6 +72,12 @@ class Transport {
   virtual void progress_without_mpi() {}
   // Whether `peer` shares this rank's node (false for every peer under force_internode).
   virtual bool same_node(int peer) const = 0;
+  // What the transport still moves for sends that are complete for their callers (a CUDA IPC
+  // sender's copy of a buffer its receiver had not claimed in time, node_flags.h), handed over
+  // before the transport is destroyed: the operation owns those bytes and completes once MPI has
+  // sent them all, wherever the receiver is meanwhile. Null when there is nothing. Its owner
+  // advances it from the calls that may call MPI (src/core: the request engine's background).
+  virtual std::unique_ptr<platform::Operation> take_unsent() { return nullptr; }
 };
 
 enum class Kind { kAuto, kPmpi, kUcx, kEmulated };
