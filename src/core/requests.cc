@@ -426,6 +426,36 @@ void background_adopt(std::unique_ptr<platform::Operation> op) {
   adopt(std::move(op));
 }
 
+namespace {
+
+// Background operations still pending when MPI_Finalize gives up on them: kept, never destroyed
+// (their destructors would call MPI after MPI_Finalize), and reachable, so that leak checkers do
+// not count them. Called with g_mutex held.
+void abandon_background(const char* why) {
+  MPIZIP_WARN("%zu send(s) abandoned at MPI_Finalize: %s", g_background.size(), why);
+  static auto* abandoned = new std::vector<std::unique_ptr<platform::Operation>>();
+  for (auto& op : g_background) abandoned->push_back(std::move(op));
+  g_background.clear();
+  g_background_count.store(0, std::memory_order_release);
+  publish_in_flight();
+}
+
+}  // namespace
+
+void background_finish(double grace_seconds) {
+  const auto since = std::chrono::steady_clock::now();
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  while (!g_background.empty()) {
+    progress_background();
+    if (!g_background.empty() &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count() >
+            grace_seconds) {
+      abandon_background("MPI has not sent what their transports had copied aside");
+      break;
+    }
+  }
+}
+
 void background_drain(MPI_Comm world, double grace_seconds) {
   // Every correct receive completes before its process finalizes, and a receive completes only once
   // its payload has landed: so once every rank is here (the barrier), what is still pending waits
@@ -447,14 +477,8 @@ void background_drain(MPI_Comm world, double grace_seconds) {
       }
     } else if (std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count() >
                grace_seconds) {
-      MPIZIP_WARN("%zu send(s) abandoned at MPI_Finalize: their receivers never took the payload "
-                  "(a receive that truncated the message?)", g_background.size());
-      // Kept, never destroyed: their destructors would call MPI after MPI_Finalize. Reachable
-      // from here, so that leak checkers do not count them.
-      static auto* abandoned = new std::vector<std::unique_ptr<platform::Operation>>();
-      for (auto& op : g_background) abandoned->push_back(std::move(op));
-      g_background.clear();
-      g_background_count.store(0, std::memory_order_release);
+      abandon_background("their receivers never took the payload (a receive that truncated "
+                         "the message?)");
       break;
     }
   }

@@ -67,6 +67,9 @@ size_t background_count();
 // transport::Transport::take_unsent).
 void background_adopt(std::unique_ptr<platform::Operation> op);
 void background_drain(MPI_Comm world, double grace_seconds);
+// What the communicators closed after background_drain() handed over (background_adopt): every
+// receive has completed by then, so only local progress is left; bounded like the drain's grace.
+void background_finish(double grace_seconds);
 
 // Fills an MPI_Status from an operation's status as MPI's single-completion calls do: source, tag,
 // count and the cancelled flag; MPI_ERROR is left alone (MPI sets it only in the multiple-completion

@@ -100,6 +100,7 @@ int mpi_finalize() {
     if (g_stats_on.exchange(false)) stats_print();
     protocol_teardown_job();
     comm_state_teardown();
+    background_finish(2.0);
     // UCX endpoints are flushed and closed while the peers still progress (they are in
     // MPI_Finalize too); transports still alive fail their calls from now on.
     transport::shutdown_ucx();

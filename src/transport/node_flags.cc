@@ -11,11 +11,16 @@
 #include <string>
 
 #include "src/platform/log.h"
+#include "src/transport/emulated.h"
 
 namespace mpizip::transport {
 namespace {
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "claim flags need lock-free atomics");
+static_assert(std::atomic<int64_t>::is_always_lock_free, "claim flags need lock-free atomics");
+
+// The slots, then the time of the last claim or pull (NodeFlags::touch).
+constexpr size_t kSegmentBytes = sizeof(ClaimSlot) * NodeFlags::kSlots + 64;
 
 std::mutex g_mutex;
 std::weak_ptr<NodeFlags> g_own;
@@ -35,7 +40,7 @@ std::shared_ptr<NodeFlags> NodeFlags::own() {
   if (auto f = g_own.lock()) return f;
   std::shared_ptr<NodeFlags> f(new NodeFlags);
   f->name_ = name_of(process_id());
-  f->bytes_ = sizeof(ClaimSlot) * kSlots;
+  f->bytes_ = kSegmentBytes;
   f->owner_ = true;
   const int fd = shm_open(f->name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(f->bytes_)) != 0) {
@@ -54,6 +59,7 @@ std::shared_ptr<NodeFlags> NodeFlags::own() {
     return nullptr;
   }
   f->slots_ = static_cast<ClaimSlot*>(p);  // zero-filled by ftruncate: every slot kFree
+  f->touched_ = reinterpret_cast<std::atomic<int64_t>*>(f->slots_ + kSlots);
   g_own = f;
   return f;
 }
@@ -63,13 +69,14 @@ std::shared_ptr<NodeFlags> NodeFlags::peer(uint64_t process) {
   if (auto f = g_peers[process].lock()) return f;
   std::shared_ptr<NodeFlags> f(new NodeFlags);
   f->name_ = name_of(process);
-  f->bytes_ = sizeof(ClaimSlot) * kSlots;
+  f->bytes_ = kSegmentBytes;
   const int fd = shm_open(f->name_.c_str(), O_RDWR, 0600);
   if (fd < 0) return nullptr;
   void* p = mmap(nullptr, f->bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED) return nullptr;
   f->slots_ = static_cast<ClaimSlot*>(p);
+  f->touched_ = reinterpret_cast<std::atomic<int64_t>*>(f->slots_ + kSlots);
   g_peers[process] = f;
   return f;
 }
@@ -93,6 +100,10 @@ Status NodeFlags::take(uint32_t* index) {
 }
 
 void NodeFlags::give_back(uint32_t index) { set(index, Claim::kFree); }
+
+void NodeFlags::touch() { touched_->store(monotonic_ns(), std::memory_order_release); }
+
+int64_t NodeFlags::touched_ns() const { return touched_->load(std::memory_order_acquire); }
 
 bool NodeFlags::claim(uint32_t index, Claim from, Claim to) {
   uint32_t expected = static_cast<uint32_t>(from);

@@ -16,7 +16,11 @@
 // from it (one copy for large messages), and a sender whose receiver is elsewhere (in an MPI call
 // MPIZip does not intercept) completes anyway: MPI moves the segments from inside any call. The
 // sender takes its slot back once the receiver pulled, or once MPI has sent every segment. Lock-free
-// 32-bit atomics work across processes that map the same memory.
+// 32- and 64-bit atomics work across processes that map the same memory.
+//
+// The segment also holds when a receiver last claimed or finished pulling one of its slots
+// (touch()): a sender waits for its receiver so long after that, not after its own post, so that a
+// receiver busy pulling a window of earlier messages is not taken for one that sits elsewhere.
 #pragma once
 
 #include <atomic>
@@ -65,12 +69,17 @@ class NodeFlags {
   bool claim(uint32_t index, Claim from, Claim to);
   Claim state(uint32_t index);
   void set(uint32_t index, Claim to);
+  // Receivers: a slot of this segment was just claimed or pulled. Senders: when that last happened
+  // (CLOCK_MONOTONIC ns; 0 never).
+  void touch();
+  int64_t touched_ns() const;
 
  private:
   NodeFlags() = default;
   static std::string name_of(uint64_t process);
 
   ClaimSlot* slots_ = nullptr;
+  std::atomic<int64_t>* touched_ = nullptr;  // after the slots
   size_t bytes_ = 0;
   bool owner_ = false;
   std::string name_;

@@ -144,6 +144,7 @@ class PmpiTransport final : public Transport {
                   std::shared_ptr<NodeFlags> flags, uint32_t slot) {
     moved_->add(MovedCopies::Copy{std::move(copy), std::move(segments), std::move(flags), slot});
   }
+  void count_moved() { ++moved_count_; }
   std::unique_ptr<platform::Operation> take_unsent() override {
     if (moved_->empty()) return nullptr;
     return std::exchange(moved_, std::make_unique<MovedCopies>());
@@ -166,6 +167,7 @@ class PmpiTransport final : public Transport {
   std::vector<PmpiTransfer*> live_;  // transfers not yet destroyed, for progress()
   // Senders' copies whose segments MPI has not sent yet.
   std::unique_ptr<MovedCopies> moved_ = std::make_unique<MovedCopies>();
+  uint64_t moved_count_ = 0;  // IPC sends copied aside (for the log)
 };
 
 // What send and receive transfers share: registration for the transport's progress(), and the
@@ -285,7 +287,10 @@ class SendTransfer final : public PmpiTransfer {
   Status settle_claim() {
     const Claim c = flags_->state(header_.claim);
     if (c == Claim::kPulled) return claimed_done(true);
-    if (c != Claim::kWaiting || monotonic_ns() - header_.posted_ns < claim_wait_ns(bytes_)) {
+    // Waited for from the post, or from the last time a receiver claimed or pulled one of this
+    // process's slots, whichever is later (node_flags.h: a receiver busy with earlier messages).
+    const int64_t since = std::max(header_.posted_ns, flags_->touched_ns());
+    if (c != Claim::kWaiting || monotonic_ns() - since < claim_wait_ns(bytes_)) {
       return Status::kOk;
     }
     if (!flags_->claim(header_.claim, Claim::kWaiting, Claim::kMoving)) return Status::kOk;
@@ -315,6 +320,7 @@ class SendTransfer final : public PmpiTransfer {
       return Status::kOk;
     }
     flags_->set(header_.claim, Claim::kMoved);
+    transport_->count_moved();
     transport_->keep_moved(std::move(copy), std::move(segments), flags_, header_.claim);
     return claimed_done(false);
   }
@@ -464,6 +470,7 @@ class RecvTransfer final : public PmpiTransfer {
         return Status::kTransportError;
       }
       if (flags_->claim(header_.claim, Claim::kWaiting, Claim::kPulling)) {
+        flags_->touch();
         if (transport_->ipc_cache().map(header_.ipc, &mapping_) == Status::kOk) {
           pulling_ = true;
           return pull();
@@ -517,6 +524,7 @@ class RecvTransfer final : public PmpiTransfer {
     pulled_ = true;
     mapping_ = IpcMapping();
     if (flags_ != nullptr) {  // the claim slot tells the sender; no answer
+      flags_->touch();
       flags_->set(header_.claim, Claim::kPulled);
       flags_.reset();
       return Status::kOk;
@@ -645,6 +653,10 @@ void PmpiTransport::progress_without_mpi() {
 }
 
 PmpiTransport::~PmpiTransport() {
+  if (moved_count_ > 0) {
+    MPIZIP_INFO("transport %s: %llu IPC send(s) copied aside, their receivers not there in time",
+                name(), static_cast<unsigned long long>(moved_count_));
+  }
   // Copies nobody took over (take_unsent): the transports of MPI_COMM_WORLD and MPI_COMM_SELF,
   // closed after MPI_Finalize's drain, when every correct receive has completed or is about to. A
   // bounded wait for the last ones, then they are abandoned (MovedCopies logs it).
