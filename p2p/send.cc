@@ -271,7 +271,7 @@ class SendOp : public platform::Operation {
   void own_raw_payload() {
     if (owned_ || payload_bytes_ <= ch_.policy.eager_bytes) return;
     const bool host = payload_where_ == Memory::kHost;
-    const bool ipc = !host && ch_.transport != nullptr && ch_.transport->same_node(dest_);
+    const bool ipc = !host && ch_.transport != nullptr && ch_.transport->device_sends_settle(dest_);
     if (!buffered_ && ipc) return;
     if (storage_.resize(payload_bytes_) != Status::kOk) return;  // then it waits for the receiver
     if (host) {

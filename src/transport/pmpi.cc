@@ -109,7 +109,9 @@ class PmpiTransport final : public Transport {
         tags_((static_cast<uint64_t>(tag_ub) + 1) / kRoles),
         config_(std::move(config)),
         pool_(StagingPool::shared(config_.staging_bytes)),
-        ipc_cache_(IpcCache::shared()) {}
+        ipc_cache_(IpcCache::shared()),
+        own_flags_(std::count(config_.ipc.begin(), config_.ipc.end(), 1) > 0 ? NodeFlags::own()
+                                                                             : nullptr) {}
 
   const char* name() const override { return config_.name.c_str(); }
   bool reaches_device_memory() const override { return config_.device_direct; }
@@ -120,6 +122,9 @@ class PmpiTransport final : public Transport {
   void progress() override;
   bool same_node(int peer) const override {
     return peer >= 0 && peer < size_ && config_.same_node[peer] != 0;
+  }
+  bool device_sends_settle(int peer) const override {
+    return peer >= 0 && peer < size_ && config_.ipc[peer] != 0 && own_flags_ != nullptr;
   }
 
   // What transfers use.
@@ -162,6 +167,7 @@ class PmpiTransport final : public Transport {
   PmpiConfig config_;
   std::shared_ptr<StagingPool> pool_;
   std::shared_ptr<IpcCache> ipc_cache_;
+  std::shared_ptr<NodeFlags> own_flags_;  // this process's claim flags, where IPC is possible
   platform::Stream stream_;
   bool stream_ready_ = false;
   std::vector<PmpiTransfer*> live_;  // transfers not yet destroyed, for progress()
@@ -289,7 +295,9 @@ class SendTransfer final : public PmpiTransfer {
     if (c == Claim::kPulled) return claimed_done(true);
     // Waited for from the post, or from the last time a receiver claimed or pulled one of this
     // process's slots, whichever is later (node_flags.h: a receiver busy with earlier messages).
-    const int64_t since = std::max(header_.posted_ns, flags_->touched_ns());
+    // On the emulated link, not before the transfer's slot starts: the bytes could not move sooner.
+    int64_t since = std::max(header_.posted_ns, flags_->touched_ns());
+    if (header_.slot.paced) since = std::max(since, header_.slot.start_ns);
     if (c != Claim::kWaiting || monotonic_ns() - since < claim_wait_ns(bytes_)) {
       return Status::kOk;
     }
@@ -307,6 +315,8 @@ class SendTransfer final : public PmpiTransfer {
     if (ok(s)) s = platform::copy_to_host(copy.data(), buf_, bytes_);
     SegmentRoute route;
     if (ok(s)) s = transport_->segment_route(peer_, tag_, false, &route);
+    // Unpaced, even on the emulated link: every segment is posted now, so that MPI moves them
+    // whatever this rank does next (paced segments would wait for this rank's later calls).
     if (ok(s)) s = send_segments(route, copy.data(), bytes_, false, LinkSlot{}, &segments);
     bool sent = false;
     if (ok(s)) s = segments->advance(&sent);  // posts every segment

@@ -26,6 +26,20 @@
 namespace mpizip::transport {
 namespace {
 
+// Two transports' unsent bytes as one operation (Transport::take_unsent).
+class BothUnsent final : public platform::Operation {
+ public:
+  BothUnsent(std::unique_ptr<platform::Operation> a, std::unique_ptr<platform::Operation> b)
+      : a_(std::move(a)), b_(std::move(b)) {}
+  bool progress() override {
+    const bool a = a_->progress();
+    return b_->progress() && a;
+  }
+
+ private:
+  std::unique_ptr<platform::Operation> a_, b_;
+};
+
 // Sends each peer's transfers to the transport of its route.
 class Composite final : public Transport {
  public:
@@ -50,6 +64,11 @@ class Composite final : public Transport {
     if (peer < 0 || peer >= static_cast<int>(same_node_.size())) return Status::kInvalidArgument;
     return route(peer).irecv(buf, bytes, where, peer, tag, out);
   }
+  bool device_sends_settle(int peer) const override {
+    if (peer < 0 || peer >= static_cast<int>(same_node_.size())) return false;
+    return same_node_[peer] ? local_->device_sends_settle(peer)
+                            : network_->device_sends_settle(peer);
+  }
   void progress() override {
     local_->progress();
     network_->progress();
@@ -58,8 +77,14 @@ class Composite final : public Transport {
     local_->progress_without_mpi();
     network_->progress_without_mpi();
   }
-  // Only the node's transport keeps copies (IPC moves only between ranks of one node).
-  std::unique_ptr<platform::Operation> take_unsent() override { return local_->take_unsent(); }
+  // Both may keep copies: the emulated link moves device bytes over CUDA IPC too.
+  std::unique_ptr<platform::Operation> take_unsent() override {
+    std::unique_ptr<platform::Operation> a = local_->take_unsent();
+    std::unique_ptr<platform::Operation> b = network_->take_unsent();
+    if (a == nullptr) return b;
+    if (b == nullptr) return a;
+    return std::make_unique<BothUnsent>(std::move(a), std::move(b));
+  }
   bool same_node(int peer) const override {
     return peer >= 0 && peer < static_cast<int>(same_node_.size()) && same_node_[peer] != 0;
   }
@@ -168,6 +193,7 @@ class Serialized : public Transport {
   const char* name() const override { return inner_->name(); }
   bool reaches_device_memory() const override { return inner_->reaches_device_memory(); }
   bool same_node(int peer) const override { return inner_->same_node(peer); }
+  bool device_sends_settle(int peer) const override { return inner_->device_sends_settle(peer); }
   Status isend(const void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
                std::unique_ptr<Transfer>* out) override {
     std::lock_guard<std::mutex> lock(*mutex_);

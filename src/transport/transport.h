@@ -72,6 +72,15 @@ class Transport {
   virtual void progress_without_mpi() {}
   // Whether `peer` shares this rank's node (false for every peer under force_internode).
   virtual bool same_node(int peer) const = 0;
+  // True when a device send to `peer` completes without the receiver's MPIZip code by itself
+  // (CUDA IPC with claim flags, node_flags.h: the receiver pulls, or the sender copies aside), so
+  // that a caller need not first copy the payload into memory of its own. True also between
+  // pretend nodes on one machine (force_internode), where the emulated link moves device bytes
+  // over CUDA IPC.
+  virtual bool device_sends_settle(int peer) const {
+    (void)peer;
+    return false;
+  }
   // What the transport still moves for sends that are complete for their callers (a CUDA IPC
   // sender's copy of a buffer its receiver had not claimed in time, node_flags.h), handed over
   // before the transport is destroyed: the operation owns those bytes and completes once MPI has
