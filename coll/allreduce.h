@@ -69,7 +69,7 @@ struct Policy {
   bool host_compress = false;       // host buffers too, with the CPU codec
   uint64_t min_compress_bytes = 0;  // smaller pieces travel raw
   uint64_t piece_bytes = 0;         // largest piece, in bytes; 0: chosen per call (allreduce.cc)
-  uint64_t memory_bytes = 256 << 20;  // what automatic pieces may take in flight (or the buffer's size)
+  uint64_t memory_bytes = uint64_t{2} << 30;  // what automatic pieces may take in flight (or the buffer's size)
   bool checksum = false;            // compressed pieces carry a checksum of their data
   bool fuse = true;                 // the last pieces to land are decoded inside the fold
   bool fault = false;  // test hook (MPIZIP_FAULT=allreduce): this rank's part fails with
