@@ -121,6 +121,16 @@ struct Small {
   Small out;
   if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL) return out;
   CommState* s = comm_state_find(comm);
+  // A sender's host buffer that cannot be compressed travels as the MPI library's own at any size
+  // and of any datatype (below): decided before the datatype is looked at, unless statistics,
+  // which count bare messages by size, are on.
+  if (sending && s != nullptr && !stats_on() && s->protocol.load(std::memory_order_acquire) &&
+      !comm_policy(s).host_compress && !(process_has_gpu() && platform::is_device_pointer(buf))) {
+    out.way = Way::kBare;
+    out.state = s;
+    out.plain_comm = s;
+    return out;
+  }
   const auto pt = protocol_type(s, comm, type);
   if (!pt) {
     out.plain_comm = active() && s != nullptr && s->protocol.load(std::memory_order_acquire)

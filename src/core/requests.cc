@@ -244,6 +244,19 @@ Settled settle(Entry* e, int rc, MPI_Status* st) {
 
 bool watched(const Entry* e) { return e != nullptr && e->landing != nullptr; }
 
+// Nothing of MPIZip's needs this thread's calls to advance: the registered requests are all the
+// MPI library's own receives, watched (request_watch), and no operation runs in the background.
+// A wait may then block inside the MPI library, as the application's own call would, and look at
+// the watched receives once they complete.
+bool only_watched_in_flight() {
+  return g_in_flight.load(std::memory_order_acquire) ==
+         g_watched.load(std::memory_order_acquire);
+}
+
+int all_completed(int count, const std::vector<MPI_Request>& handles,
+                  const std::vector<Entry*>& carriers, const std::vector<Entry*>& watches, int rc,
+                  MPI_Status* sts, MPI_Status statuses[]);
+
 // A watched receive that the application freed before it completed: it goes on in the
 // background (MPI's request stays MPIZip's to complete), a match message's operation included.
 class WatchedRecv : public platform::Operation {
@@ -550,6 +563,18 @@ int wait(MPI_Request* request, MPI_Status* status) {
     return MPI_SUCCESS;
   }
   if (request_count() == 0) return PMPI_Wait(request, status);
+  if (only_watched_in_flight()) {
+    Entry* e = find(*request);
+    if (e == nullptr || watched(e)) {
+      if (e == nullptr) return PMPI_Wait(request, status);
+      const MPI_Comm comm = e->comm;
+      MPI_Status own;
+      MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+      const int rc = PMPI_Wait(request, st);
+      const Settled out = settle(e, rc, st);
+      return out.ours ? raise_on(comm, out.err) : out.err;
+    }
+  }
   int flag = 0;
   int rc = MPI_SUCCESS;
   while (!flag) rc = test(request, &flag, status);
@@ -585,6 +610,17 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
   t_completed.clear();
   int rc = PMPI_Testall(count, requests, flag, sts);
   if (!*flag) return rc;
+  return all_completed(count, handles, carriers, watches, rc, sts, statuses);
+}
+
+namespace {
+
+// After the MPI library completed every request of a testall or waitall (`rc`, statuses in `sts`,
+// the application's `statuses` possibly MPI_STATUSES_IGNORE): empty statuses for null handles,
+// watched receives looked at, persistent carriers reported, MPIZip's errors raised.
+int all_completed(int count, const std::vector<MPI_Request>& handles,
+                  const std::vector<Entry*>& carriers, const std::vector<Entry*>& watches, int rc,
+                  MPI_Status* sts, MPI_Status statuses[]) {
   set_empty_where_null(handles, statuses);
   bool error = false;
   MPI_Comm error_comm = MPI_COMM_NULL;
@@ -618,6 +654,8 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
   return error_comm != MPI_COMM_NULL ? raise_on(error_comm, MPI_ERR_IN_STATUS) : MPI_ERR_IN_STATUS;
 }
 
+}  // namespace
+
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (request_count() == 0) {
     if (!any_null(count, requests, statuses)) return PMPI_Waitall(count, requests, statuses);
@@ -625,6 +663,28 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     const int rc = PMPI_Waitall(count, requests, statuses);
     set_empty_where_null(handles, statuses);
     return rc;
+  }
+  if (only_watched_in_flight()) {
+    std::vector<Entry*> watches(count, nullptr);
+    bool any_watched = false, others = false;
+    for (int i = 0; i < count && !others; ++i) {
+      Entry* e = find(requests[i]);
+      if (watched(e)) {
+        watches[i] = e;
+        any_watched = true;
+      } else {
+        others = e != nullptr;  // a carrier or an operation registered since: the general loop
+      }
+    }
+    if (!others) {
+      const std::vector<MPI_Request> handles(requests, requests + count);
+      std::vector<MPI_Status> own(statuses == MPI_STATUSES_IGNORE && any_watched ? count : 0);
+      MPI_Status* sts = own.empty() ? statuses : own.data();
+      t_completed.clear();
+      const int rc = PMPI_Waitall(count, requests, sts);
+      return all_completed(count, handles, std::vector<Entry*>(count, nullptr), watches, rc, sts,
+                           statuses);
+    }
   }
   int flag = 0;
   int rc = MPI_SUCCESS;
