@@ -6,7 +6,10 @@
 // done. A persistent operation (MPI_Send_init / MPI_Recv_init of a protocol datatype) sits behind a
 // persistent request to MPI_PROC_NULL, whose completion MPIZip holds back until its operation is
 // done. Operations advance inside MPIZip's wait and test calls (and every other call that asks for
-// progress), so a posted operation completes whichever wait or test the application uses.
+// progress), so a posted operation completes whichever wait or test the application uses. Where
+// nothing of MPIZip's is under way but the MPI library's own watched receives (request_watch), a
+// wait blocks inside the MPI library, as the application's own call would, and looks at them once
+// they complete: nothing then needs this thread's calls (docs/DESIGN.md, "Progress").
 #pragma once
 
 #include <mpi.h>
