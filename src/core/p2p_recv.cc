@@ -235,9 +235,7 @@ class HostLanding : public Landing {
                                    MPI_Comm comm, MPI_Status* status) {
   const Small small = small_message(buf, count, type, source, comm, false);
   count_bare(small, false);
-  std::optional<Route> r = small.way == Way::kPlain || small.way == Way::kBare
-                               ? std::nullopt
-                               : route(buf, count, type, source, comm, true);
+  std::optional<Route> r = route_of(small, buf, count, type, comm);
   if (!r) {
     platform::OpStatus st;
     if (serve_plain_from_queue(small.plain_comm, buf, count, type, source, tag, comm, &st)) {
@@ -262,9 +260,7 @@ class HostLanding : public Landing {
                                     MPI_Comm comm, MPI_Request* request) {
   const Small small = small_message(buf, count, type, source, comm, false);
   count_bare(small, false);
-  std::optional<Route> r = small.way == Way::kPlain || small.way == Way::kBare
-                               ? std::nullopt
-                               : route(buf, count, type, source, comm, true);
+  std::optional<Route> r = route_of(small, buf, count, type, comm);
   if (!r) {
     platform::OpStatus st;
     if (serve_plain_from_queue(small.plain_comm, buf, count, type, source, tag, comm, &st)) {

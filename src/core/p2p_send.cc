@@ -122,8 +122,7 @@ namespace {
                                 MPI_Comm comm, p2p::SendMode mode) {
   const Small small = small_message(buf, count, type, dest, comm, true);
   count_bare(small, true);
-  std::optional<Route> r =
-      small.way != Way::kRoute ? std::nullopt : route(buf, count, type, dest, comm);
+  std::optional<Route> r = route_of(small, buf, count, type, comm);
   if (!r) return send_mpi(buf, count, type, dest, tag, comm, mode);
   std::unique_ptr<platform::Operation> op;
   Status s = start_routed_send(*r, dest, tag, mode, &op);
@@ -137,9 +136,7 @@ namespace {
   // MPIZip's to advance or complete.
   const Small small = small_message(buf, count, type, dest, comm, true);
   count_bare(small, true);
-  auto r = small.way == Way::kPlain || small.way == Way::kBare
-               ? std::nullopt
-               : route(buf, count, type, dest, comm);
+  auto r = route_of(small, buf, count, type, comm);
   if (!r) return isend_mpi(buf, count, type, dest, tag, comm, request, mode);
   std::unique_ptr<platform::Operation> op;
   Status s = start_routed_send(*r, dest, tag, mode, &op);

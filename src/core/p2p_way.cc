@@ -10,19 +10,24 @@ std::optional<Route> route_of(CommState* s, void* buf, int count, MPI_Datatype t
                               MPI_Comm comm) {
   auto pt = protocol_type(s, comm, type);
   if (!pt) return std::nullopt;
+  return route_of(s, buf, count, type, comm, *pt);
+}
+
+Route route_of(CommState* s, void* buf, int count, MPI_Datatype type, MPI_Comm comm,
+               const ProtocolType& pt) {
   Route r;
   r.state = s;
   r.comm = comm;
   r.buffer.ptr = buf;
-  r.buffer.count = static_cast<uint64_t>(count) * pt->elems;
-  r.buffer.dtype = pt->dtype;
+  r.buffer.count = static_cast<uint64_t>(count) * pt.elems;
+  r.buffer.dtype = pt.dtype;
   r.buffer.device = process_has_gpu() && platform::is_device_pointer(buf);
-  r.buffer.compressible = pt->compressible;
-  r.stat_slot = stat_slot(*pt);
-  if (!pt->contiguous) {
+  r.buffer.compressible = pt.compressible;
+  r.stat_slot = stat_slot(pt);
+  if (!pt.contiguous) {
     r.packed = true;
-    r.layout = p2p::Layout{buf, count, type, comm, r.buffer.device, pt->elems,
-                           format::elem_bytes(pt->dtype)};
+    r.layout = p2p::Layout{buf, count, type, comm, r.buffer.device, pt.elems,
+                           format::elem_bytes(pt.dtype)};
   }
   return r;
 }

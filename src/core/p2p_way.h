@@ -45,6 +45,9 @@ struct Route {
 // The protocol's view of `count` items of `type` at `buf` on `comm` (s has the protocol).
 std::optional<Route> route_of(CommState* s, void* buf, int count, MPI_Datatype type,
                               MPI_Comm comm);
+// The same, for a signature already looked at (`pt`: protocol_type's answer).
+Route route_of(CommState* s, void* buf, int count, MPI_Datatype type, MPI_Comm comm,
+               const ProtocolType& pt);
 
 // The communicator has the protocol: probes and receives must look at its probed queue.
 CommState* protocol_comm(MPI_Comm comm);
@@ -110,6 +113,7 @@ struct Small {
   format::DType dtype = format::DType::kFp32;
   uint64_t bytes = 0;
   int stat_slot = 0;
+  ProtocolType type{};  // kRoute: the signature as protocol_type() saw it
   // For kPlain and kBare: the communicator when it has the protocol (its probed queue must be
   // looked at, and bare messages are counted there), else null; what protocol_comm() would say,
   // found by the same lookup.
@@ -140,6 +144,7 @@ struct Small {
   const p2p::SendPolicy& p = comm_policy(s);  // the communicator's hints included
   out.state = s;
   out.dtype = pt->dtype;
+  out.type = *pt;
   out.bytes = static_cast<uint64_t>(count) * pt->elems * format::elem_bytes(pt->dtype);
   out.stat_slot = stat_slot(*pt);
   if (out.bytes <= p.bare_bytes) {
@@ -158,6 +163,14 @@ struct Small {
     out.plain_comm = s;
   }
   return out;
+}
+
+// The route of a message small_message() found kRoute, from what it looked up (no second lookup
+// of the communicator and the signature); none for the others, or once MPIZip is no longer active.
+inline std::optional<Route> route_of(const Small& m, const void* buf, int count,
+                                     MPI_Datatype type, MPI_Comm comm) {
+  if (m.way != Way::kRoute || !active()) return std::nullopt;
+  return route_of(m.state, const_cast<void*>(buf), count, type, comm, m.type);
 }
 
 // Counts a bare message when statistics are on.
