@@ -20,5 +20,10 @@ noinst_PROGRAMS += osu-bench/staged_latency
 osu_bench_staged_latency_SOURCES = osu-bench/staged_latency.cc
 osu_bench_staged_latency_CPPFLAGS = $(osub_cppflags)
 osu_bench_staged_latency_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS)
+# The floors of a small device message moved with one copy over CUDA IPC.
+noinst_PROGRAMS += osu-bench/ipc_latency
+osu_bench_ipc_latency_SOURCES = osu-bench/ipc_latency.cc osu-bench/ipc_latency_copy.cu
+osu_bench_ipc_latency_CPPFLAGS = $(osub_cppflags)
+osu_bench_ipc_latency_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS)
 endif
 dist_noinst_SCRIPTS += osu-bench/tma_sweep.sh osu-bench/gemm_overlap.sh osu-bench/tma_sweep_table.py

@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
   struct { MPI_Datatype t; int esize; } types[] = {
       {MPI_FLOAT, 4}, {MPI_DOUBLE, 8}, {MPIZIP_BF16, 2}, {MPIZIP_FP16, 2},
       {MPIZIP_FP8_E4M3, 1}, {MPIZIP_FP8_E5M2, 1}, {MPI_INT, 4}};
-  const uint64_t sizes[] = {0, 1, 1000, 16385, 1 << 20, 16 << 20, 256 << 20, 1ull << 30};
+  const uint64_t sizes[] = {0, 1, 1000, 8192, 16385, 1 << 20, 16 << 20, 256 << 20, 1ull << 30};
   int tag = 0;
   for (auto& ty : types) {
     for (uint64_t s : sizes) {
