@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory_resource>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 #include <vector>
 
@@ -61,7 +63,34 @@ const Completed* completed(MPI_Request handle) {
 }
 
 std::recursive_mutex g_mutex;
-std::unordered_map<MPI_Request, Entry*> g_entries;
+// The table's nodes and the entries themselves come from pools (under g_mutex): a message of a
+// window of small receives costs no heap allocation of its own here.
+std::pmr::unsynchronized_pool_resource g_node_pool;
+std::pmr::unordered_map<MPI_Request, Entry*> g_entries{&g_node_pool};
+constexpr size_t kSpareEntries = 256;
+std::vector<void*> g_spare_entries;  // memory of destroyed entries, at most kSpareEntries
+
+Entry* new_entry() {
+  {
+    std::lock_guard<std::recursive_mutex> lock(g_mutex);
+    if (!g_spare_entries.empty()) {
+      void* m = g_spare_entries.back();
+      g_spare_entries.pop_back();
+      return new (m) Entry;
+    }
+  }
+  return new Entry;
+}
+
+// Called with g_mutex held.
+void delete_entry(Entry* e) {
+  if (g_spare_entries.size() >= kSpareEntries) {
+    delete e;
+    return;
+  }
+  e->~Entry();
+  g_spare_entries.push_back(e);
+}
 std::atomic<size_t> g_count{0};
 std::atomic<size_t> g_background_count{0};
 
@@ -113,7 +142,7 @@ void remove(Entry* e) {
   if (e->watch) g_watched.fetch_sub(1, std::memory_order_acq_rel);
   g_count.store(g_entries.size(), std::memory_order_release);
   publish_in_flight();
-  delete e;
+  delete_entry(e);
 }
 
 // Removes the entries MPI freed. Called with g_mutex held.
@@ -128,13 +157,19 @@ void reap() {
   for (Entry* e : freed) remove(e);
 }
 
+// find() with g_mutex held and reap() done.
+Entry* find_locked(MPI_Request r) {
+  if (r == MPI_REQUEST_NULL) return nullptr;
+  auto it = g_entries.find(r);
+  return it == g_entries.end() || it->second->freed.load(std::memory_order_acquire) ? nullptr
+                                                                                     : it->second;
+}
+
 Entry* find(MPI_Request r) {
   if (r == MPI_REQUEST_NULL || g_count.load(std::memory_order_acquire) == 0) return nullptr;
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   reap();
-  auto it = g_entries.find(r);
-  return it == g_entries.end() || it->second->freed.load(std::memory_order_acquire) ? nullptr
-                                                                                     : it->second;
+  return find_locked(r);
 }
 
 void add(Entry* e) {
@@ -253,9 +288,9 @@ bool only_watched_in_flight() {
          g_watched.load(std::memory_order_acquire);
 }
 
-int all_completed(int count, const std::vector<MPI_Request>& handles,
-                  const std::vector<Entry*>& carriers, const std::vector<Entry*>& watches, int rc,
-                  MPI_Status* sts, MPI_Status statuses[]);
+int all_completed(int count, const std::vector<MPI_Request>& handles, Entry* const* carriers,
+                  const std::vector<Entry*>& watches, int rc, MPI_Status* sts,
+                  MPI_Status statuses[]);
 
 // A watched receive that the application freed before it completed: it goes on in the
 // background (MPI's request stays MPIZip's to complete), a match message's operation included.
@@ -348,7 +383,7 @@ int fill_status(const platform::OpStatus& s, MPI_Status* status) {
 }
 
 int request_start(std::unique_ptr<platform::Operation> op, MPI_Comm comm, MPI_Request* request) {
-  auto* e = new Entry;
+  auto* e = new_entry();
   e->op = std::move(op);
   e->comm = comm;
   int rc = PMPI_Grequest_start(query_cb, free_cb, cancel_cb, e, &e->handle);
@@ -375,7 +410,7 @@ int request_start(std::unique_ptr<platform::Operation> op, MPI_Comm comm, MPI_Re
 }
 
 void request_watch(MPI_Request mpi_request, std::unique_ptr<Landing> landing, MPI_Comm comm) {
-  auto* e = new Entry;
+  auto* e = new_entry();
   e->handle = mpi_request;
   e->landing = std::move(landing);
   e->watch = true;
@@ -384,7 +419,7 @@ void request_watch(MPI_Request mpi_request, std::unique_ptr<Landing> landing, MP
 }
 
 int request_persistent(OpFactory make, MPI_Comm comm, MPI_Request* request) {
-  auto* e = new Entry;
+  auto* e = new_entry();
   e->persistent = true;
   e->comm = comm;
   e->factory = std::move(make);
@@ -610,21 +645,22 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
   t_completed.clear();
   int rc = PMPI_Testall(count, requests, flag, sts);
   if (!*flag) return rc;
-  return all_completed(count, handles, carriers, watches, rc, sts, statuses);
+  return all_completed(count, handles, carriers.data(), watches, rc, sts, statuses);
 }
 
 namespace {
 
 // After the MPI library completed every request of a testall or waitall (`rc`, statuses in `sts`,
 // the application's `statuses` possibly MPI_STATUSES_IGNORE): empty statuses for null handles,
-// watched receives looked at, persistent carriers reported, MPIZip's errors raised.
-int all_completed(int count, const std::vector<MPI_Request>& handles,
-                  const std::vector<Entry*>& carriers, const std::vector<Entry*>& watches, int rc,
-                  MPI_Status* sts, MPI_Status statuses[]) {
+// watched receives looked at, persistent carriers (null: none) reported, MPIZip's errors raised.
+int all_completed(int count, const std::vector<MPI_Request>& handles, Entry* const* carriers,
+                  const std::vector<Entry*>& watches, int rc, MPI_Status* sts,
+                  MPI_Status statuses[]) {
   set_empty_where_null(handles, statuses);
   bool error = false;
   MPI_Comm error_comm = MPI_COMM_NULL;
-  std::vector<int> errors(static_cast<size_t>(count), MPI_SUCCESS);
+  thread_local std::vector<int> errors;
+  errors.assign(static_cast<size_t>(count), MPI_SUCCESS);
   for (int i = 0; i < count; ++i) {
     int err = rc == MPI_ERR_IN_STATUS && sts != MPI_STATUSES_IGNORE ? sts[i].MPI_ERROR
                                                                     : MPI_SUCCESS;
@@ -634,7 +670,7 @@ int all_completed(int count, const std::vector<MPI_Request>& handles,
       const Settled out = settle(watches[i], err, &sts[i]);
       err = out.err;
       if (out.ours) comm = watch_comm;
-    } else if (carriers[i] != nullptr) {
+    } else if (carriers != nullptr && carriers[i] != nullptr) {
       carriers[i]->active = false;
       carriers[i]->done.store(false, std::memory_order_relaxed);
       err = fill_status(carriers[i]->final, at(statuses, i));
@@ -665,25 +701,33 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     return rc;
   }
   if (only_watched_in_flight()) {
-    std::vector<Entry*> watches(count, nullptr);
+    // Scratch of this thread's, kept between calls (a window of messages allocates nothing).
+    thread_local std::vector<Entry*> watches;
+    thread_local std::vector<MPI_Request> handles;
+    thread_local std::vector<MPI_Status> own;
+    watches.assign(static_cast<size_t>(count), nullptr);
     bool any_watched = false, others = false;
-    for (int i = 0; i < count && !others; ++i) {
-      Entry* e = find(requests[i]);
-      if (watched(e)) {
-        watches[i] = e;
-        any_watched = true;
-      } else {
-        others = e != nullptr;  // a carrier or an operation registered since: the general loop
+    {
+      std::lock_guard<std::recursive_mutex> lock(g_mutex);
+      reap();
+      for (int i = 0; i < count && !others; ++i) {
+        Entry* e = find_locked(requests[i]);
+        if (watched(e)) {
+          watches[i] = e;
+          any_watched = true;
+        } else {
+          others = e != nullptr;  // a carrier or an operation registered since: the general loop
+        }
       }
     }
     if (!others) {
-      const std::vector<MPI_Request> handles(requests, requests + count);
-      std::vector<MPI_Status> own(statuses == MPI_STATUSES_IGNORE && any_watched ? count : 0);
-      MPI_Status* sts = own.empty() ? statuses : own.data();
+      handles.assign(requests, requests + count);
+      const bool own_statuses = statuses == MPI_STATUSES_IGNORE && any_watched;
+      if (own_statuses) own.resize(static_cast<size_t>(count));
+      MPI_Status* sts = own_statuses ? own.data() : statuses;
       t_completed.clear();
       const int rc = PMPI_Waitall(count, requests, sts);
-      return all_completed(count, handles, std::vector<Entry*>(count, nullptr), watches, rc, sts,
-                           statuses);
+      return all_completed(count, handles, nullptr, watches, rc, sts, statuses);
     }
   }
   int flag = 0;
