@@ -65,6 +65,7 @@ bool serve_plain_from_queue(CommState* s, void* buf, int count, MPI_Datatype typ
   return true;
 }
 
+[[gnu::always_inline]] inline
 int recv_mpi(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status* status) {
   if (staged(buf, count, source)) [[unlikely]] {
@@ -77,6 +78,7 @@ int recv_mpi(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
   return PMPI_Recv(buf, count, type, source, tag, comm, status);
 }
 
+[[gnu::always_inline]] inline
 int irecv_mpi(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request* request) {
   if (staged(buf, count, source)) [[unlikely]] {
@@ -89,12 +91,14 @@ int irecv_mpi(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
   return PMPI_Irecv(buf, count, type, source, tag, comm, request);
 }
 
+[[gnu::always_inline]] inline
 int recv_bare(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Status* status) {
   if (stats_on()) [[unlikely]] count_own_bare(comm, false);
   return recv_mpi(buf, count, type, source, tag, comm, status);
 }
 
+[[gnu::always_inline]] inline
 int irecv_bare(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                MPI_Request* request) {
   if (stats_on()) [[unlikely]] count_own_bare(comm, false);
@@ -291,16 +295,16 @@ class HostLanding : public Landing {
 
 }  // namespace
 
-int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-         MPI_Status* status) {
+int recv_any(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status* status) {
   if (own_bare(count, type, source) && !p2p::ProbedQueue::any_queued()) [[likely]] {
     return recv_bare(buf, count, type, source, tag, comm, status);
   }
   return recv_general(buf, count, type, source, tag, comm, status);
 }
 
-int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-          MPI_Request* request) {
+int irecv_any(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request* request) {
   // A bare receive (p2p/wire.h) is the MPI library's own: its request is MPI's.
   if (own_bare(count, type, source) && !p2p::ProbedQueue::any_queued()) [[likely]] {
     return irecv_bare(buf, count, type, source, tag, comm, request);

@@ -5,18 +5,50 @@
 
 #include <mpi.h>
 
+#include "src/core/p2p_bare.h"
+
 namespace mpizip::core {
 
-int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+// The four calls latency-bound codes make most: a bare message with a host buffer (p2p_bare.h) is
+// the MPI library's own call from here; every other goes to the *_any form.
+int send_any(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+int isend_any(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request);
+int recv_any(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status* status);
+int irecv_any(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request* request);
+[[gnu::always_inline]] inline int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (bare_host(buf, count, type, dest)) [[likely]] {
+    return PMPI_Send(buf, count, type, dest, tag, comm);
+  }
+  return send_any(buf, count, type, dest, tag, comm);
+}
+[[gnu::always_inline]] inline int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                 MPI_Request* request) {
+  if (bare_host(buf, count, type, dest)) [[likely]] {
+    return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+  }
+  return isend_any(buf, count, type, dest, tag, comm, request);
+}
+[[gnu::always_inline]] inline int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                MPI_Status* status) {
+  if (bare_host_receive(buf, count, type, source)) [[likely]] {
+    return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  }
+  return recv_any(buf, count, type, source, tag, comm, status);
+}
+[[gnu::always_inline]] inline int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                 MPI_Request* request) {
+  if (bare_host_receive(buf, count, type, source)) [[likely]] {
+    return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  }
+  return irecv_any(buf, count, type, source, tag, comm, request);
+}
+
 int ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
-int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-          MPI_Request* request);
 int issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
            MPI_Request* request);
-int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-         MPI_Status* status);
-int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-          MPI_Request* request);
 int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
              void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
              MPI_Comm comm, MPI_Status* status);

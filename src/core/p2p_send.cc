@@ -32,6 +32,7 @@ int bsend_staged(const void* buf, int count, MPI_Datatype type, int dest, int ta
 // The MPI library's own send or receive of the application's arguments: every message that does
 // not take the protocol (bare ones, p2p/wire.h, and plain ones), with a device buffer staged through
 // host memory where the MPI library cannot read it.
+[[gnu::always_inline]] inline
 int send_mpi(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
              p2p::SendMode mode) {
   const bool synchronous = mode == p2p::SendMode::kSynchronous;
@@ -49,6 +50,7 @@ int send_mpi(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
                      : PMPI_Send(buf, count, type, dest, tag, comm);
 }
 
+[[gnu::always_inline]] inline
 int isend_mpi(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request* request, p2p::SendMode mode) {
   const bool synchronous = mode == p2p::SendMode::kSynchronous;
@@ -70,12 +72,14 @@ int isend_mpi(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 }
 
 // A message that own_bare() found of at most the bare size: counted, then the MPI library's own.
+[[gnu::always_inline]] inline
 int send_bare(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               p2p::SendMode mode) {
   if (stats_on()) [[unlikely]] count_own_bare(comm, true);
   return send_mpi(buf, count, type, dest, tag, comm, mode);
 }
 
+[[gnu::always_inline]] inline
 int isend_bare(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request* request, p2p::SendMode mode) {
   if (stats_on()) [[unlikely]] count_own_bare(comm, true);
@@ -197,7 +201,7 @@ int send_init_mode(const void* buf, int count, MPI_Datatype type, int dest, int 
 
 }  // namespace
 
-int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+int send_any(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (own_bare(count, type, dest)) [[likely]] {
     return send_bare(buf, count, type, dest, tag, comm, p2p::SendMode::kStandard);
   }
@@ -218,8 +222,8 @@ int bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_
   return send_mode(buf, count, type, dest, tag, comm, p2p::SendMode::kBuffered);
 }
 
-int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-          MPI_Request* request) {
+int isend_any(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request) {
   if (own_bare(count, type, dest)) [[likely]] {
     return isend_bare(buf, count, type, dest, tag, comm, request, p2p::SendMode::kStandard);
   }

@@ -71,13 +71,6 @@ std::optional<Route> receive_route(void* buf, int count, MPI_Datatype type, int 
   return route(buf, count, type, source, comm, true);
 }
 
-// A device buffer outside the protocol: staged through host memory by each side, since the MPI
-// library cannot read GPU memory.
-bool staged(const void* buf, int count, int peer) {
-  return platform::has_gpu() && active() && !mpi_cuda_aware() && count > 0 &&
-         peer != MPI_PROC_NULL && platform::is_device_pointer(buf);
-}
-
 // Statistics of protocol messages, counted only when MPIZIP_STATS is on (a few atomic additions
 // are a noticeable part of a small message's cost).
 void count_traffic(std::array<TypeCounters, 8>& by_type, CommState* s, int slot,

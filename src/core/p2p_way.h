@@ -1,7 +1,7 @@
 // How a point-to-point call travels: the decision each entry point makes (src/core/p2p_route.h),
 // shared by the files that hold them (p2p_send.cc, p2p_recv.cc, p2p_probe.cc): the protocol's view
 // of a call (Route), the flat small-message test that is all MPIZip adds to a latency-bound code's
-// messages (small_message, own_bare), the traffic counters, and the two steps every protocol send
+// messages (small_message; own_bare in p2p_bare.h), the traffic counters, and the two steps every protocol send
 // and receive share. Internal to src/core.
 #pragma once
 
@@ -18,6 +18,7 @@
 #include "p2p/send.h"
 #include "p2p/wire.h"
 #include "src/core/comm_state.h"
+#include "src/core/p2p_bare.h"
 #include "src/core/protocol.h"
 #include "src/core/requests.h"
 #include "src/core/runtime.h"
@@ -67,9 +68,6 @@ std::optional<Route> route(const void* buf, int count, MPI_Datatype type, int pe
 std::optional<Route> receive_route(void* buf, int count, MPI_Datatype type, int source,
                                    MPI_Comm comm);
 
-// A device buffer outside the protocol: staged through host memory by each side, since the MPI
-// library cannot read GPU memory.
-bool staged(const void* buf, int count, int peer);
 
 // A blocking call may block inside the MPI library (instead of polling MPIZip's operations) when
 // nothing of MPIZip's needs advancing meanwhile: the progress thread runs, or no MPIZip request
@@ -177,28 +175,6 @@ inline std::optional<Route> route_of(const Small& m, const void* buf, int count,
 [[gnu::always_inline]] inline void count_bare(const Small& m, bool sending) {
   if (m.way != Way::kBare || !stats_on()) [[likely]] return;
   (sending ? m.state->bare_sent : m.state->bare_received).fetch_add(1, std::memory_order_relaxed);
-}
-
-// A message of at most the bare size (p2p/wire.h), on any communicator and of any datatype: the
-// MPI library's own call (staged where the buffer is device memory), whatever the signature, since
-// a message that size never takes the protocol. Decided from the datatype's size alone, before
-// anything else is looked up: this is all of MPIZip's own path for a small message. A receive
-// while some communicator holds probed messages takes the longer way, which looks at its queue.
-[[gnu::always_inline]] inline bool own_bare(int count, MPI_Datatype type, int peer) {
-  if (!protocol_job_on() || count < 0 || peer == MPI_PROC_NULL || type == MPI_DATATYPE_NULL) {
-    return false;
-  }
-  int size = 0;
-  if (type == MPI_CHAR || type == MPI_BYTE) {
-    size = 1;  // OSU's and mpi4py's buffers: no call into the library
-  } else if (type == MPI_FLOAT || type == MPI_INT) {
-    size = 4;
-  } else if (type == MPI_DOUBLE) {
-    size = 8;
-  } else if (PMPI_Type_size(type, &size) != MPI_SUCCESS) {
-    return false;
-  }
-  return static_cast<uint64_t>(count) * static_cast<uint64_t>(size) <= send_policy().bare_bytes;
 }
 
 // Counts an own_bare() message on a communicator with the protocol, when statistics are on.

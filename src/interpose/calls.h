@@ -31,14 +31,19 @@ static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
 #define BYTES(count, type) ::mpizip::core::bytes_of((count), (type))
 #define IN_PLACE_BYTES(buf, count, type) ((buf) == MPI_IN_PLACE ? 0 : BYTES(count, type))
 
+// The counted form is a function of its own, out of the way: the common path then makes no call
+// of its own before the handler's, and the compiler keeps the arguments in their registers.
 #define MPIZIP_CALL(name, params, args, comm, bytes, handler)                              \
+  [[gnu::noinline, gnu::cold]] inline int call_##name##_counted params {                   \
+    using namespace ::mpizip;                                                              \
+    static constexpr core::CallSite site{kCall##name, "MPI_" #name};                       \
+    core::stats_record(site, (comm), (bytes));                                             \
+    return handler args;                                                                   \
+  }                                                                                        \
   [[gnu::always_inline]] inline int call_##name params {                                   \
     using namespace ::mpizip;                                                              \
     if (core::bypass()) [[likely]] return PMPI_##name args;                               \
-    if (core::stats_on()) [[unlikely]] {                                                   \
-      static constexpr core::CallSite site{kCall##name, "MPI_" #name};                     \
-      core::stats_record(site, (comm), (bytes));                                           \
-    }                                                                                      \
+    if (core::stats_on()) [[unlikely]] return call_##name##_counted args;                 \
     return handler args;                                                                   \
   }
 #define MPIZIP_CALL_ALWAYS(name, params, args, handler)                                    \
