@@ -15,7 +15,7 @@ libmpizip_core_la_SOURCES += \
 	src/core/requests.h src/core/requests.cc src/core/mpi_status.h \
 	src/core/bsend_buffer.h src/core/bsend_buffer.cc \
 	src/core/progress_thread.h src/core/progress_thread.cc \
-	src/core/p2p_route.h src/core/p2p_way.h src/core/p2p_way.cc src/core/p2p_send.cc \
+	src/core/p2p_route.h src/core/p2p_bare.h src/core/p2p_way.h src/core/p2p_way.cc src/core/p2p_send.cc \
 	src/core/p2p_recv.cc src/core/p2p_probe.cc \
 	src/core/comm_lifecycle.h src/core/comm_lifecycle.cc
 # Collective entry points (MPI_Allreduce, MPI_Iallreduce): policy and staging, engines in coll/.
