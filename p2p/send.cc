@@ -288,12 +288,7 @@ class SendOp : public platform::Operation {
     own_raw_payload();
     traffic_.wire_bytes = payload_bytes_;
     traffic_.compressed = encoding_ == Encoding::kCompressed;
-    // A raw device payload (not a buffered send's) to a rank that pulls it with one GPU copy goes
-    // apart from the match message at any size (transport.h, pulls_small_device_sends): inline it would cost a copy to
-    // host memory here and one back there.
-    const bool pulled = payload_where_ == Memory::kDevice && encoding_ == Encoding::kRaw &&
-                        !buffered_ && ch_.transport != nullptr && ch_.transport->pulls_small_device_sends(dest_);
-    const bool inline_payload = payload_bytes_ <= ch_.policy.eager_bytes && !pulled;
+    const bool inline_payload = payload_bytes_ <= ch_.policy.eager_bytes;
     if (!inline_payload) bulk_tag_ = ch_.bulk_tags->fetch_add(1, std::memory_order_relaxed);
     const Payload kind = inline_payload                      ? Payload::kInline
                          : payload_where_ == Memory::kDevice ? Payload::kBulkDevice

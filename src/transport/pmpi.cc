@@ -126,11 +126,6 @@ class PmpiTransport final : public Transport {
   bool device_sends_settle(int peer) const override {
     return peer >= 0 && peer < size_ && config_.ipc[peer] != 0 && own_flags_ != nullptr;
   }
-  bool pulls_small_device_sends(int peer) const override {
-    return device_sends_settle(peer) && config_.same_node[peer] != 0 &&
-           !(static_cast<size_t>(peer) < config_.time_sliced.size() &&
-             config_.time_sliced[peer] != 0);
-  }
 
   // What transfers use.
   MPI_Comm comm() const { return comm_; }

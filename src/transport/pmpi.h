@@ -41,7 +41,6 @@ struct PmpiConfig {
   std::string name = "pmpi";           // what name() answers
   std::vector<uint8_t> same_node;      // per peer: what same_node() answers
   std::vector<uint8_t> ipc;            // per peer: device buffers may be pulled through CUDA IPC
-  std::vector<uint8_t> time_sliced;    // per peer: shares this rank's GPU in turns (NodeMap)
   std::shared_ptr<EmulatedLink> link;  // paces every transfer; null: full speed
   bool device_direct = false;          // what reaches_device_memory() answers: IPC with every peer
                                        // this transport serves

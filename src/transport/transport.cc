@@ -69,10 +69,6 @@ class Composite final : public Transport {
     return same_node_[peer] ? local_->device_sends_settle(peer)
                             : network_->device_sends_settle(peer);
   }
-  bool pulls_small_device_sends(int peer) const override {
-    if (peer < 0 || peer >= static_cast<int>(same_node_.size())) return false;
-    return same_node_[peer] && local_->pulls_small_device_sends(peer);
-  }
   void progress() override {
     local_->progress();
     network_->progress();
@@ -198,9 +194,6 @@ class Serialized : public Transport {
   bool reaches_device_memory() const override { return inner_->reaches_device_memory(); }
   bool same_node(int peer) const override { return inner_->same_node(peer); }
   bool device_sends_settle(int peer) const override { return inner_->device_sends_settle(peer); }
-  bool pulls_small_device_sends(int peer) const override {
-    return inner_->pulls_small_device_sends(peer);
-  }
   Status isend(const void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
                std::unique_ptr<Transfer>* out) override {
     std::lock_guard<std::mutex> lock(*mutex_);
@@ -304,7 +297,6 @@ Status create(MPI_Comm comm, const Options& options, const NodeMap& peers,
   local.name = others_local && ipc_all ? "cuda-ipc" : "pmpi";
   local.same_node = same_node;
   local.ipc = peers.ipc;
-  local.time_sliced = peers.time_sliced;
   local.device_direct = ipc_all;
   local.staging_bytes = opts.staging_bytes;
   std::unique_ptr<Transport> node_transport;

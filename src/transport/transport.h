@@ -81,16 +81,6 @@ class Transport {
     (void)peer;
     return false;
   }
-  // True when a device send to `peer`, however small, is cheapest as one GPU copy its receiver
-  // makes out of the sender's buffer (CUDA IPC with claim flags to a rank of this node whose GPU
-  // work runs beside this rank's: another GPU, or one GPU under MPS). A small device payload is
-  // then handed to the transport instead of riding in its match message, which costs a copy to
-  // host memory on this side and one back on the other. Where the driver time-slices the two
-  // ranks on one GPU, every copy waits for the other's slice whichever way it goes: false.
-  virtual bool pulls_small_device_sends(int peer) const {
-    (void)peer;
-    return false;
-  }
   // What the transport still moves for sends that are complete for their callers (a CUDA IPC
   // sender's copy of a buffer its receiver had not claimed in time, node_flags.h), handed over
   // before the transport is destroyed: the operation owns those bytes and completes once MPI has
@@ -122,8 +112,6 @@ struct NodeMap {
   int size = 0;
   std::vector<uint8_t> same_host;  // per rank: shares this rank's machine (this rank included)
   std::vector<uint8_t> ipc;        // per rank: ... and both ranks can use CUDA IPC
-  std::vector<uint8_t> time_sliced;  // per rank: shares this rank's GPU, and the driver runs the
-                                     // two ranks' GPU work in turns (no MPS on either side)
   bool one_node() const {
     for (uint8_t h : same_host) if (!h) return false;
     return true;

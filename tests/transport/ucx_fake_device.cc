@@ -52,8 +52,6 @@ namespace mpizip::platform {
 
 bool has_gpu() { return true; }
 std::string current_gpu_pci_bus_id() { return ""; }
-std::string current_gpu_identity() { return ""; }
-bool gpu_processes_concurrent() { return false; }
 
 Status copy_to_host(void* dst, const void* device_src, uint64_t bytes) {
   if (bytes > 0) std::memcpy(dst, device_src, bytes);
