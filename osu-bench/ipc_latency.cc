@@ -26,6 +26,8 @@
 #include <cstring>
 #include <vector>
 
+#include "osu-bench/common/bench_util.h"
+
 // osu-bench/ipc_latency_copy.cu: copies n bytes on the GPU; with a flag, the last block writes
 // `seq` there (mapped host memory) once every block's stores are visible system-wide.
 extern "C" cudaError_t ipc_latency_copy(void* dst, const void* src, size_t n, uint64_t* flag,
@@ -33,11 +35,7 @@ extern "C" cudaError_t ipc_latency_copy(void* dst, const void* src, size_t n, ui
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using osub::bench::median;
 
 #define CK(x)                                                                      \
   do {                                                                             \
@@ -70,16 +68,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   size_t lo = 1, hi = 65536;
   int iters = 1000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "-m")) {
-      if (std::sscanf(argv[i + 1], "%zu:%zu", &lo, &hi) != 2 || lo == 0 || lo > hi) lo = 0;
-    } else if (!std::strcmp(argv[i], "-i")) {
-      iters = std::max(10, std::atoi(argv[i + 1]));
-    } else {
-      lo = 0;
-    }
-  }
-  if (lo == 0 || size != 2) {
+  if (!osub::bench::parse_range_iters(argc, argv, &lo, &hi, &iters) || size != 2) {
     if (rank == 0) std::fprintf(stderr, "usage: mpirun -np 2 ipc_latency [-m MIN:MAX] [-i ITERS]\n");
     MPI_Finalize();
     return 2;

@@ -32,16 +32,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   size_t lo = 1, hi = 65536;
   int iters = 1000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "-m")) {
-      if (std::sscanf(argv[i + 1], "%zu:%zu", &lo, &hi) != 2 || lo == 0 || lo > hi) lo = 0;
-    } else if (!std::strcmp(argv[i], "-i")) {
-      iters = std::max(10, std::atoi(argv[i + 1]));
-    } else {
-      lo = 0;
-    }
-  }
-  if (lo == 0 || size != 2) {
+  if (!osub::bench::parse_range_iters(argc, argv, &lo, &hi, &iters) || size != 2) {
     if (rank == 0) std::fprintf(stderr, "usage: mpirun -np 2 staged_latency [-m MIN:MAX] [-i ITERS]\n");
     MPI_Finalize();
     return 2;

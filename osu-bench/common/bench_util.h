@@ -1,6 +1,7 @@
 // What the standalone GPU benchmarks (osu-bench/codec, osu-bench/fold, osu-bench/tma_sweep,
-// osu-bench/gpu_sharing, osu-bench/staged_latency) share: failing loudly on a CUDA or MPIZip error,
-// their option values (sizes with K/M/G suffixes, comma lists) and medians.
+// osu-bench/gpu_sharing, osu-bench/staged_latency, osu-bench/ipc_latency) share: failing loudly on
+// a CUDA or MPIZip error, their option values (sizes with K/M/G suffixes, comma lists, the latency
+// references' -m and -i) and medians.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,21 @@ inline std::vector<std::string> split_list(const std::string& s) {
     a = b + 1;
   }
   return out;
+}
+
+// The options of the two-rank latency references (staged_latency, ipc_latency): -m MIN:MAX
+// (message sizes, doubling) and -i ITERS (at least 10). False on anything else.
+inline bool parse_range_iters(int argc, char** argv, size_t* lo, size_t* hi, int* iters) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "-m")) {
+      if (std::sscanf(argv[i + 1], "%zu:%zu", lo, hi) != 2 || *lo == 0 || *lo > *hi) return false;
+    } else if (!std::strcmp(argv[i], "-i")) {
+      *iters = std::max(10, std::atoi(argv[i + 1]));
+    } else {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace osub::bench
