@@ -97,7 +97,7 @@ class DeviceBackend : public Backend {
 
   Status reduce(format::DType t, kernels::reduce::Op op, const void* const* inputs, int n,
                 void* out, uint64_t count) override {
-    return kernels::gpu::reduce(t, op, inputs, n, out, count, 0, stream_.get());
+    return kernels::gpu::reduce(kernels::reduce::type_of(t), op, inputs, n, out, count, 0, stream_.get());
   }
 
   // The streams are decoded inside the fold (kernels/codec_gpu.h, decode_fold) where that was

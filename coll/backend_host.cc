@@ -75,7 +75,7 @@ class HostBackend : public Backend {
 
   Status reduce(format::DType t, kernels::reduce::Op op, const void* const* inputs, int n,
                 void* out, uint64_t count) override {
-    return kernels::cpu::reduce(t, op, inputs, n, out, count);
+    return kernels::cpu::reduce(kernels::reduce::type_of(t), op, inputs, n, out, count);
   }
 
   Status copy(void* dst, const void* src, uint64_t bytes) override {

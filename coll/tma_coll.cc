@@ -56,6 +56,7 @@ struct Group {
   // The buffers of the last call whose descriptors were gathered, and their mappings.
   bool have_last = false;
   Kind last_kind = Kind::kAllreduce;
+  int last_root = 0;
   Shared last{};
   std::vector<IpcMapping> maps;
   const void* in[kMaxRanks] = {};
@@ -172,81 +173,80 @@ void ring(const Options& o, int nsrc, k::Launch* l) {
     l->chunk_bytes /= 2;
 }
 
-Status run(Group* g, Kind kind, const void* sendbuf, void* recvbuf, uint64_t count, uint32_t elem,
-           format::DType t, kernels::reduce::Op op, MPI_Comm comm, const Options& o,
-           bool* handled) {
+// Runs `c` on this rank: `in_user` and `out_user` are the application's input and output (the
+// output buffer's own address where the input is MPI_IN_PLACE; either unused where extents() gives
+// it no bytes). `can` is this rank's own fact that it can take part (contiguous datatypes, say):
+// where any rank cannot, every rank passes the call on (*handled false).
+Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* out_user,
+           kernels::reduce::Type t, kernels::reduce::Op op, MPI_Comm comm, const Options& o,
+           bool can, bool* handled) {
   *handled = false;
-  if (count == 0 || !g->on) return Status::kOk;
+  if (!g->on) return Status::kOk;
   int rc = MPI_SUCCESS;
   const int P = g->size, r = g->rank;
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  const uint64_t block = count * elem;  // allgather: bytes per rank
-  const uint64_t in_bytes = kind == Kind::kReduceScatterBlock ? block * P : block;
-  const uint64_t out_bytes = kind == Kind::kAllgather ? block * P : block;
-  // Which of this rank's buffers its peers read or write.
-  const bool share_in = kind != Kind::kAllgather;
-  const bool share_out = kind != Kind::kReduceScatterBlock;
+  const Extents e = extents(c, P, r, in_place);
+  // Bytes of the output the collective leaves alone, which a staged output must keep: an in-place
+  // input that stays where it is, and an allgatherv's gaps.
+  const bool out_keeps = e.in_inside_out || c.kind == Kind::kAllgatherv;
 
   void* stream = nullptr;
   if (!ok(k::engine_stream(&stream))) stream = nullptr;
-  void* out_dev = recvbuf;
+  void* out_dev = out_user;
   const void* in_dev = nullptr;
   bool stage_out = false;
   // Two attempts: the second, after a peer could not map a buffer, stages every buffer.
   for (int attempt = 0;; ++attempt) {
     const bool force = attempt > 0;
-    bool local_ok = stream != nullptr;
+    bool local_ok = can && stream != nullptr;
     bool staged = false;
     Shared mine{};
-    // The output: the user's buffer, or the group's memory (copied in when it holds input).
-    out_dev = recvbuf;
+    // The output: the user's buffer, or the group's memory (copied in where the call keeps some of
+    // its bytes).
+    out_dev = e.out_bytes > 0 ? out_user : nullptr;
     stage_out = false;
-    if (local_ok && (force || (share_out ? !shareable(recvbuf, out_bytes, &mine.out)
-                                         : !platform::is_device_pointer(recvbuf)))) {
+    if (local_ok && e.out_bytes > 0 &&
+        (force || (e.share_out ? !shareable(out_user, e.out_bytes, &mine.out)
+                               : !platform::is_device_pointer(out_user)))) {
       stage_out = true;
-      const bool holds_input = in_place && kind != Kind::kReduceScatterBlock;
-      local_ok = holds_input ? stage(&g->stage_out, recvbuf, out_bytes, stream)
-                             : reserve(&g->stage_out, out_bytes);
-      staged = staged || holds_input;
+      local_ok = out_keeps ? stage(&g->stage_out, out_user, e.out_bytes, stream)
+                           : reserve(&g->stage_out, e.out_bytes);
+      staged = staged || out_keeps;
       out_dev = g->stage_out.get();
       mine.out = IpcDescriptor{};
-      if (local_ok && share_out)
-        local_ok = ok(transport::ipc_describe(out_dev, out_bytes, &mine.out));
+      if (local_ok && e.share_out)
+        local_ok = ok(transport::ipc_describe(out_dev, e.out_bytes, &mine.out));
     }
     // The input.
     in_dev = nullptr;
-    if (!local_ok) {
-    } else if (in_place && kind == Kind::kAllreduce) {
-      in_dev = out_dev;
-      mine.in = mine.out;
-    } else if (in_place && kind == Kind::kAllgather) {
-      in_dev = static_cast<const char*>(out_dev) + static_cast<uint64_t>(r) * block;
+    if (!local_ok || e.in_bytes == 0) {
+    } else if (e.in_inside_out) {
+      in_dev = static_cast<const char*>(out_dev) + e.in_offset;
+      if (e.share_in) mine.in = mine.out;  // at offset 0 (allreduce, reduce)
     } else {
-      const void* in_user = in_place ? recvbuf : sendbuf;
-      const bool must_stage = force || (in_place && kind == Kind::kReduceScatterBlock) ||
-                              (share_in ? !shareable(in_user, in_bytes, &mine.in)
-                                        : !platform::is_device_pointer(in_user));
+      const bool must_stage = force || e.stage_in ||
+                              (e.share_in ? !shareable(in_user, e.in_bytes, &mine.in)
+                                          : !platform::is_device_pointer(in_user));
       in_dev = in_user;
       if (must_stage) {
-        local_ok = stage(&g->stage_in, in_user, in_bytes, stream);
+        local_ok = stage(&g->stage_in, in_user, e.in_bytes, stream);
         staged = true;
         in_dev = g->stage_in.get();
         mine.in = IpcDescriptor{};
-        if (local_ok && share_in)
-          local_ok = ok(transport::ipc_describe(in_dev, in_bytes, &mine.in));
+        if (local_ok && e.share_in)
+          local_ok = ok(transport::ipc_describe(in_dev, e.in_bytes, &mine.in));
       }
     }
     // Staged inputs must be in place before any peer reads them.
     if (local_ok && staged) local_ok = ok(k::sync(stream));
 
     // Entry: every rank ready? Did any rank's buffers change?
-    const bool changed = !g->have_last || g->last_kind != kind || !same(mine.in, g->last.in) ||
-                         !same(mine.out, g->last.out);
+    const bool changed = !g->have_last || g->last_kind != c.kind || g->last_root != c.root ||
+                         !same(mine.in, g->last.in) || !same(mine.out, g->last.out);
     int flags[2] = {local_ok ? 0 : 1, changed ? 1 : 0}, all[2] = {1, 1};
     rc = PMPI_Allreduce(flags, all, 2, MPI_INT, MPI_MAX, comm);
     if (rc != MPI_SUCCESS) return Status::mpi(rc);
     if (all[0]) {
-      MPIZIP_LOG_ONCE(kInfo, "TMA collective passed to the MPI library: a rank could not stage its buffers");
+      MPIZIP_LOG_ONCE(kInfo, "TMA collective passed to the MPI library: a rank could not take part or stage its buffers");
       return Status::kOk;
     }
     if (!all[1]) break;
@@ -257,14 +257,16 @@ Status run(Group* g, Kind kind, const void* sendbuf, void* recvbuf, uint64_t cou
     g->maps.assign(2 * P, IpcMapping());
     int bad = 0;
     for (int q = 0; q < P && !bad; ++q) {
+      g->in[q] = nullptr;
+      g->out[q] = nullptr;
       if (q == r) continue;
-      if (share_in) {
+      if (peers[q].in.bytes > 0) {
         bad = !ok(g->cache->map(peers[q].in, &g->maps[2 * q]));
-        g->in[q] = g->maps[2 * q].address();
+        if (!bad) g->in[q] = g->maps[2 * q].address();
       }
-      if (share_out && !bad) {
+      if (peers[q].out.bytes > 0 && !bad) {
         bad = !ok(g->cache->map(peers[q].out, &g->maps[2 * q + 1]));
-        g->out[q] = const_cast<void*>(g->maps[2 * q + 1].address());
+        if (!bad) g->out[q] = const_cast<void*>(g->maps[2 * q + 1].address());
       }
     }
     int any_bad = 1;
@@ -272,7 +274,8 @@ Status run(Group* g, Kind kind, const void* sendbuf, void* recvbuf, uint64_t cou
     if (rc != MPI_SUCCESS) return Status::mpi(rc);
     if (!any_bad) {
       g->have_last = true;
-      g->last_kind = kind;
+      g->last_kind = c.kind;
+      g->last_root = c.root;
       g->last = mine;
       break;
     }
@@ -290,13 +293,13 @@ Status run(Group* g, Kind kind, const void* sendbuf, void* recvbuf, uint64_t cou
     b.out[q] = q == r ? out_dev : g->out[q];
   }
   k::Launch l;
-  const Status planned = plan(kind, P, r, count, elem, b, &l);
-  l.dtype = t;
+  const Status planned = plan(c, P, r, b, &l);
+  l.type = t;
   l.op = op;
-  const uint64_t bytes = collective_bytes(kind, P, count, elem);
-  l.ctas = o.ctas > 0 ? o.ctas : choose_ctas(kind, P, bytes, o.max_ctas);
+  const uint64_t bytes = collective_bytes(c, P);
+  l.ctas = o.ctas > 0 ? o.ctas : choose_ctas(tuned_kind(c.kind), P, bytes, o.max_ctas);
   if (l.ctas > k::kMaxCtas) l.ctas = k::kMaxCtas;
-  ring(o, kind == Kind::kAllgather ? 1 : P, &l);
+  ring(o, l.nseg > 0 ? static_cast<int>(l.seg[0].nsrc) : 1, &l);
   l.path = o.sm_path || !g->tma ? k::Path::kSm : k::Path::kTma;
   l.rank = r;
   l.nranks = P;
@@ -349,14 +352,12 @@ Status run(Group* g, Kind kind, const void* sendbuf, void* recvbuf, uint64_t cou
     return Status::kTimedOut;
   }
   if (stage_out) {
-    s = k::copy_async(recvbuf, out_dev, out_bytes, stream);
+    s = k::copy_async(out_user, out_dev, e.out_bytes, stream);
     if (ok(s)) s = k::sync(stream);
     MPIZIP_CHECK(s);
   }
   return Status::kOk;
 }
-
-uint32_t elem_of(format::DType t) { return static_cast<uint32_t>(format::elem_bytes(t)); }
 
 }  // namespace
 
@@ -366,22 +367,9 @@ std::shared_ptr<Group> make_group(MPI_Comm comm, bool one_node, const Options& o
   return g;
 }
 
-Status allreduce(Group* g, const void* sendbuf, void* recvbuf, uint64_t count, format::DType t,
-                 kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled) {
-  return run(g, Kind::kAllreduce, sendbuf, recvbuf, count, elem_of(t), t, op, comm, o, handled);
-}
-
-Status reduce_scatter_block(Group* g, const void* sendbuf, void* recvbuf, uint64_t recvcount,
-                            format::DType t, kernels::reduce::Op op, MPI_Comm comm,
-                            const Options& o, bool* handled) {
-  return run(g, Kind::kReduceScatterBlock, sendbuf, recvbuf, recvcount, elem_of(t), t, op, comm, o,
-             handled);
-}
-
-Status allgather(Group* g, const void* sendbuf, void* recvbuf, uint64_t bytes, MPI_Comm comm,
-                 const Options& o, bool* handled) {
-  return run(g, Kind::kAllgather, sendbuf, recvbuf, bytes, 1, format::DType::kFp32,
-             kernels::reduce::Op::kSum, comm, o, handled);
+Status collective(Group* g, const Args& a, MPI_Comm comm, const Options& o, bool* handled) {
+  return run(g, a.call, a.in_place, a.in_place ? a.out : a.in, a.out, a.type, a.op, comm, o,
+             a.can, handled);
 }
 
 }  // namespace mpizip::coll::tma

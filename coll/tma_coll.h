@@ -1,4 +1,5 @@
-// TMA intra-node collectives: MPI_Allreduce, MPI_Reduce_scatter_block and MPI_Allgather on a
+// TMA intra-node collectives: MPI_Allreduce, MPI_Reduce, MPI_Reduce_scatter(_block), MPI_Scan,
+// MPI_Exscan, MPI_Bcast, MPI_Gather, MPI_Scatter, MPI_Allgather(v) and MPI_Alltoall on a
 // communicator whose ranks all share one node, run by the TMA engine (kernels/tma_engine.h) over
 // CUDA IPC mappings of the ranks' buffers, with the planner's tasks (coll/tma_plan.h) and a CTA
 // count from the tuning table (coll/tma_tuning.h).
@@ -67,17 +68,23 @@ struct Group;
 // `comm` shares this machine.
 std::shared_ptr<Group> make_group(MPI_Comm comm, bool one_node, const Options& o);
 
-// Same contracts as the MPI functions, on `comm` with its group `g`, for `count` elements of `t` (recvcount for
-// reduce_scatter_block; allgather: `bytes` per rank of any contiguous type). The call's outcome
-// when *handled is true (kPeerFailed: a peer's part failed; kTimedOut: a peer did not reach the
-// end barrier within Options::timeout_ms); an error with *handled false only where the MPI
+// One collective on `comm` with its group `g` (coll/tma_plan.h, Call): `in` and `out` are the
+// application's input and output buffers (`in_place`: the input is MPI_IN_PLACE and lives in `out`
+// as MPI says; a broadcast's root passes its buffer as `in`, the other ranks as `out`), `type` and
+// `op` the reduction's (kernels/reduce.h; ignored by the copies), `can` this rank's own facts (its
+// datatypes contiguous, say): where any rank says no, every rank passes the call on. The call's
+// outcome when *handled is true (kPeerFailed: a peer's part failed; kTimedOut: a peer did not reach
+// the end barrier within Options::timeout_ms); an error with *handled false only where the MPI
 // library failed the group's own agreement.
-Status allreduce(Group* g, const void* sendbuf, void* recvbuf, uint64_t count, format::DType t,
-                 kernels::reduce::Op op, MPI_Comm comm, const Options& o, bool* handled);
-Status reduce_scatter_block(Group* g, const void* sendbuf, void* recvbuf, uint64_t recvcount,
-                            format::DType t, kernels::reduce::Op op, MPI_Comm comm,
-                            const Options& o, bool* handled);
-Status allgather(Group* g, const void* sendbuf, void* recvbuf, uint64_t bytes, MPI_Comm comm,
-                 const Options& o, bool* handled);
+struct Args {
+  Call call;
+  bool in_place = false;
+  const void* in = nullptr;
+  void* out = nullptr;
+  kernels::reduce::Type type = kernels::reduce::Type::kU8;
+  kernels::reduce::Op op = kernels::reduce::Op::kSum;
+  bool can = true;
+};
+Status collective(Group* g, const Args& a, MPI_Comm comm, const Options& o, bool* handled);
 
 }  // namespace mpizip::coll::tma

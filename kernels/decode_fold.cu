@@ -48,7 +48,7 @@ bool fold_fusable(const FoldInput* inputs, int n, const void* out) {
 Status decode_fold(DType t, Op op, const FoldInput* inputs, int n, void* out, uint64_t count, void* workspace,
                    uint64_t workspace_bytes, DeviceResult* results, void* stream) {
   if (!fold_fusable(inputs, n, out) || !out || !workspace || !aligned16(workspace) ||
-      workspace_bytes < scan::kStateBytes || !reduce::dtype_reducible(t) || !reduce::op_valid(static_cast<uint8_t>(op)) ||
+      workspace_bytes < scan::kStateBytes || !reduce::dtype_reducible(t) || !reduce::valid(reduce::type_of(t), op) ||
       count > (uint64_t{1} << 58))
     return Status::kInvalidArgument;
   static_assert(sizeof(fold::Params) <= 4096, "kernel parameters fit the launch limit");
@@ -69,8 +69,8 @@ Status decode_fold(DType t, Op op, const FoldInput* inputs, int n, void* out, ui
     }
   }
   if (p.nstreams > 0 && !results) return Status::kInvalidArgument;
-  return reduce::dispatch(t, op, [&](auto type, auto o) -> Status {
-    constexpr DType T = decltype(type)::value;
+  return reduce::dispatch<reduce::Types::kFloats>(reduce::type_of(t), op, [&](auto type, auto o) -> Status {
+    constexpr DType T = static_cast<DType>(decltype(type)::value);
     constexpr Op O = decltype(o)::value;
     const int ks = std::max(1, p.nstreams);
     const void* k = kernel_for<T, O>(ks);

@@ -42,7 +42,7 @@ struct Params {
 // The fold of one chunk (16 bytes of elements) over the inputs in rank order.
 template <DType T, reduce::Op O>
 struct ChunkFold {
-  using F = reduce::Fold<T, O>;
+  using F = reduce::Fold<reduce::type_of(T), O>;
   using S = typename F::Storage;
   static constexpr int V = 16 / sizeof(S);
   typename F::State acc[V];

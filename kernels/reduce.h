@@ -22,6 +22,16 @@
 //               A tie (equal values, +0 and -0 included) takes the later rank's operand. bf16 and
 //               fp16 compare their exact fp32 values and select the operand's own bits, so NaN
 //               payloads and zero signs pass through unchanged.
+//
+// Integers (every width, signed and unsigned: the C, Fortran and fixed-width integer types,
+// MPI_CHAR, MPI_BYTE, MPI_C_BOOL), each step as the MPI libraries' C loops compute it:
+//   SUM, PROD   modulo 2^width (two's complement wrap-around; Open MPI 4.1's AVX op component
+//               saturates 8- and 16-bit sums of long vectors instead, open-mpi/ompi#8045, its
+//               C loops and MPICH wrap around)
+//   MAX, MIN    (acc > x_r) ? acc : x_r, (acc < x_r) ? acc : x_r
+//   LAND, LOR, LXOR   1 or 0 from the operands' truth (non-zero)
+//   BAND, BOR, BXOR   bitwise
+// MINLOC, MAXLOC on the value-and-index pairs: see Fold below.
 #pragma once
 
 #include <cstdint>
@@ -37,11 +47,49 @@
 
 namespace mpizip::kernels::reduce {
 
-// The reductions MPIZip performs itself (MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX). Values travel in
+// The operations MPIZip reduces with itself: every predefined MPI operation. Values travel in
 // collective headers.
-enum class Op : uint8_t { kSum = 1, kProd = 2, kMin = 3, kMax = 4 };
+enum class Op : uint8_t {
+  kSum = 1, kProd = 2, kMin = 3, kMax = 4,       // MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX
+  kLand = 5, kLor = 6, kLxor = 7,                // MPI_LAND, MPI_LOR, MPI_LXOR
+  kBand = 8, kBor = 9, kBxor = 10,               // MPI_BAND, MPI_BOR, MPI_BXOR
+  kMinloc = 11, kMaxloc = 12,                    // MPI_MINLOC, MPI_MAXLOC
+};
 
-inline constexpr bool op_valid(uint8_t o) { return o >= 1 && o <= 4; }
+inline constexpr bool op_valid(uint8_t o) { return o >= 1 && o <= 12; }
+
+// The element types of a reduction. The four float types have their wire format's values
+// (format::DType); the integers are stored in two's complement (an MPI_CHAR, MPI_INT, MPI_LONG,
+// MPI_C_BOOL, Fortran INTEGER, ... is the fixed-width type of its size and signedness: the caller
+// maps it, src/core/reduce_type.h); the pairs are MPI's value-and-index structs of MPI_MINLOC and
+// MPI_MAXLOC, laid out as C lays out `struct { T v; int k; }` (MPI_FLOAT_INT, MPI_DOUBLE_INT,
+// MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT).
+enum class Type : uint8_t {
+  kBf16 = 1, kFp16 = 2, kFp32 = 3, kFp64 = 4,
+  kI8 = 16, kU8 = 17, kI16 = 18, kU16 = 19, kI32 = 20, kU32 = 21, kI64 = 22, kU64 = 23,
+  kFloatInt = 32, kDoubleInt = 33, kLongInt = 34, k2Int = 35, kShortInt = 36,
+};
+
+MPIZIP_HD constexpr bool is_float(Type t) { return t >= Type::kBf16 && t <= Type::kFp64; }
+MPIZIP_HD constexpr bool is_integer(Type t) { return t >= Type::kI8 && t <= Type::kU64; }
+MPIZIP_HD constexpr bool is_pair(Type t) { return t >= Type::kFloatInt && t <= Type::kShortInt; }
+inline constexpr bool type_valid(uint8_t t) {
+  return is_float(static_cast<Type>(t)) || is_integer(static_cast<Type>(t)) ||
+         is_pair(static_cast<Type>(t));
+}
+
+// The reduction type of a float element type of the wire format (kE4m3 and kE5m2 are not reduced).
+MPIZIP_HD constexpr Type type_of(format::DType t) { return static_cast<Type>(t); }
+
+// Which (type, op) pairs MPI defines and MPIZip reduces: arithmetic and MIN/MAX on floats; every
+// op but MINLOC/MAXLOC on integers (the logical ops on C integers and bools, the bitwise ones on
+// integers and bytes); MINLOC/MAXLOC on the pairs.
+MPIZIP_HD constexpr bool valid(Type t, Op o) {
+  if (is_float(t)) return o >= Op::kSum && o <= Op::kMax;
+  if (is_integer(t)) return o >= Op::kSum && o <= Op::kBxor;
+  if (is_pair(t)) return o == Op::kMinloc || o == Op::kMaxloc;
+  return false;
+}
 
 // Bit casts that compile on the host and the device.
 MPIZIP_HD inline float f32_from_bits(uint32_t u) {
@@ -144,25 +192,25 @@ MPIZIP_HD inline uint16_t f32_to_fp16(float f) {
   return static_cast<uint16_t>(sign | ((b + 0xFFFu + ((b >> 13) & 1u)) >> 13));
 }
 
-// Per element type: how the data is stored and in what precision SUM and PROD accumulate.
-template <format::DType T>
+// Per float type: how the data is stored and in what precision SUM and PROD accumulate.
+template <Type T>
 struct Element;
 template <>
-struct Element<format::DType::kBf16> {
+struct Element<Type::kBf16> {
   using Storage = uint16_t;
   using Acc = float;
   static MPIZIP_HD Acc widen(Storage s) { return bf16_to_f32(s); }
   static MPIZIP_HD Storage narrow(Acc a) { return f32_to_bf16(a); }
 };
 template <>
-struct Element<format::DType::kFp16> {
+struct Element<Type::kFp16> {
   using Storage = uint16_t;
   using Acc = float;
   static MPIZIP_HD Acc widen(Storage s) { return fp16_to_f32(s); }
   static MPIZIP_HD Storage narrow(Acc a) { return f32_to_fp16(a); }
 };
 template <>
-struct Element<format::DType::kFp32> {
+struct Element<Type::kFp32> {
   using Storage = float;
   using Acc = float;
   static MPIZIP_HD Acc widen(Storage s) { return s; }
@@ -172,7 +220,7 @@ struct Element<format::DType::kFp32> {
   }
 };
 template <>
-struct Element<format::DType::kFp64> {
+struct Element<Type::kFp64> {
   using Storage = double;
   using Acc = double;
   static MPIZIP_HD Acc widen(Storage s) { return s; }
@@ -184,11 +232,51 @@ struct Element<format::DType::kFp64> {
   }
 };
 
+// MPI's value-and-index pairs, as C lays them out.
+template <typename V>
+struct Pair {
+  V v;
+  int k;
+};
+
+// The storage of each integer and pair type.
+template <Type T> struct Stored;
+template <> struct Stored<Type::kI8> { using type = int8_t; };
+template <> struct Stored<Type::kU8> { using type = uint8_t; };
+template <> struct Stored<Type::kI16> { using type = int16_t; };
+template <> struct Stored<Type::kU16> { using type = uint16_t; };
+template <> struct Stored<Type::kI32> { using type = int32_t; };
+template <> struct Stored<Type::kU32> { using type = uint32_t; };
+template <> struct Stored<Type::kI64> { using type = int64_t; };
+template <> struct Stored<Type::kU64> { using type = uint64_t; };
+template <> struct Stored<Type::kFloatInt> { using type = Pair<float>; };
+template <> struct Stored<Type::kDoubleInt> { using type = Pair<double>; };
+template <> struct Stored<Type::kLongInt> { using type = Pair<int64_t>; };  // LP64: long is 64-bit
+template <> struct Stored<Type::k2Int> { using type = Pair<int32_t>; };
+template <> struct Stored<Type::kShortInt> { using type = Pair<int16_t>; };
+
+// Bytes of one element (a pair's with C's padding: MPI_DOUBLE_INT's extent).
+MPIZIP_HD constexpr uint32_t type_bytes(Type t) {
+  switch (t) {
+    case Type::kBf16: case Type::kFp16: case Type::kI16: case Type::kU16: return 2;
+    case Type::kFp32: case Type::kI32: case Type::kU32: return 4;
+    case Type::kFp64: case Type::kI64: case Type::kU64: return 8;
+    case Type::kI8: case Type::kU8: return 1;
+    case Type::kFloatInt: case Type::k2Int: case Type::kShortInt: return 8;
+    case Type::kDoubleInt: case Type::kLongInt: return 16;
+  }
+  return 0;
+}
+
 // The fold of one element (see the top of this file): first() takes rank 0's operand, next() each
-// later rank's in order, last() gives the result. SUM and PROD carry the accumulator type; MIN and
-// MAX carry the selected operand's own bits.
-template <format::DType T, Op O>
-struct Fold {
+// later rank's in order, last() gives the result. Floats' SUM and PROD carry the accumulator type;
+// every other fold carries the element itself.
+template <Type T, Op O, typename = void>
+struct Fold;
+
+// Floats.
+template <Type T, Op O>
+struct Fold<T, O, std::enable_if_t<is_float(T)>> {
   using E = Element<T>;
   using Storage = typename E::Storage;
   static constexpr bool kSelect = O == Op::kMin || O == Op::kMax;
@@ -218,35 +306,121 @@ struct Fold {
   }
 };
 
-// The types MPIZip reduces itself.
+// Integers: SUM and PROD wrap around (computed unsigned, as two's complement hardware does and as
+// the MPI libraries' C loops give), MIN and MAX by C comparison, the logical ops give 0 or 1.
+template <Type T, Op O>
+struct Fold<T, O, std::enable_if_t<is_integer(T)>> {
+  using Storage = typename Stored<T>::type;
+  using State = Storage;
+  // Unsigned arithmetic at least as wide as int, so that no promotion makes it signed.
+  using Wide = std::conditional_t<(sizeof(Storage) < 4), uint32_t, std::make_unsigned_t<Storage>>;
+
+  static MPIZIP_HD State first(Storage x) { return x; }
+  static MPIZIP_HD State next(State a, Storage x) {
+    if constexpr (O == Op::kSum)
+      return static_cast<Storage>(static_cast<Wide>(a) + static_cast<Wide>(x));
+    else if constexpr (O == Op::kProd)
+      return static_cast<Storage>(static_cast<Wide>(a) * static_cast<Wide>(x));
+    else if constexpr (O == Op::kMax)
+      return a > x ? a : x;
+    else if constexpr (O == Op::kMin)
+      return a < x ? a : x;
+    else if constexpr (O == Op::kLand)
+      return static_cast<Storage>((a != 0 && x != 0) ? 1 : 0);
+    else if constexpr (O == Op::kLor)
+      return static_cast<Storage>((a != 0 || x != 0) ? 1 : 0);
+    else if constexpr (O == Op::kLxor)
+      return static_cast<Storage>(((a != 0) != (x != 0)) ? 1 : 0);
+    else if constexpr (O == Op::kBand)
+      return static_cast<Storage>(a & x);
+    else if constexpr (O == Op::kBor)
+      return static_cast<Storage>(a | x);
+    else
+      return static_cast<Storage>(a ^ x);
+  }
+  static MPIZIP_HD Storage last(State a) { return a; }
+};
+
+// Pairs: MINLOC takes the operand with the smaller value, MAXLOC the larger, comparing the
+// partial result a with the next operand x as Open MPI's and MPICH's loops do (`a.v < x.v`: a;
+// equal values: x's value with the smaller index; otherwise x). A NaN value compares false, so
+// the fold takes x. A single operand is passed through bit for bit (padding included).
+template <Type T, Op O>
+struct Fold<T, O, std::enable_if_t<is_pair(T)>> {
+  using Storage = typename Stored<T>::type;
+  using State = Storage;
+  static MPIZIP_HD State first(Storage x) { return x; }
+  static MPIZIP_HD State next(State a, Storage x) {
+    const bool better = O == Op::kMinloc ? a.v < x.v : a.v > x.v;
+    if (better) return a;
+    if (a.v == x.v && a.k < x.k) x.k = a.k;
+    return x;
+  }
+  static MPIZIP_HD Storage last(State a) { return a; }
+};
+
+// The float types of the wire format that MPIZip reduces (the two-shot allreduce's types).
 inline constexpr bool dtype_reducible(format::DType t) {
   return t == format::DType::kBf16 || t == format::DType::kFp16 || t == format::DType::kFp32 ||
          t == format::DType::kFp64;
 }
 
+// Signed and unsigned integers of one width give the same bits under every op but MIN and MAX
+// (two's complement; the logical ops test for zero): one instantiation serves both, the unsigned.
+MPIZIP_HD constexpr Type canonical(Type t, Op o) {
+  if (!is_integer(t) || o == Op::kMin || o == Op::kMax) return t;
+  return static_cast<Type>(static_cast<uint8_t>(t) | 1u);
+}
+
+// Which types a dispatch instantiates: every reducible type, or the floats only (kernels that
+// decode compressed streams, which hold floats alone).
+enum class Types { kAll, kFloats };
+
 // The one switch over element type x op, for every reduction MPIZip instantiates (the CPU reduce,
 // the GPU reduce, the fused decode-fold, the TMA engine's fold): calls
-// f(std::integral_constant<DType, T>{}, std::integral_constant<Op, O>{}) for the reducible type `t`
-// and the op `op`, and returns what it returns; kInvalidArgument for any other pair. Host code.
-template <typename F>
-inline Status dispatch(format::DType t, Op op, F&& f) {
+// f(std::integral_constant<Type, T>{}, std::integral_constant<Op, O>{}) with T = canonical(t, op)
+// when valid(t, op) and t is among `kSet`, and returns what it returns; kInvalidArgument for any
+// other pair (nothing is instantiated for them). Host code.
+template <Types kSet = Types::kAll, typename F>
+inline Status dispatch(Type t, Op op, F&& f) {
   auto by_op = [&](auto type) -> Status {
+    constexpr Type T = decltype(type)::value;
+    auto one = [&](auto o) -> Status {
+      constexpr Op O = decltype(o)::value;
+      if constexpr (valid(T, O) && canonical(T, O) == T && (kSet == Types::kAll || is_float(T)))
+        return f(type, o);
+      else
+        return Status::kInvalidArgument;
+    };
     switch (op) {
-      case Op::kSum: return f(type, std::integral_constant<Op, Op::kSum>{});
-      case Op::kProd: return f(type, std::integral_constant<Op, Op::kProd>{});
-      case Op::kMin: return f(type, std::integral_constant<Op, Op::kMin>{});
-      case Op::kMax: return f(type, std::integral_constant<Op, Op::kMax>{});
+      case Op::kSum: return one(std::integral_constant<Op, Op::kSum>{});
+      case Op::kProd: return one(std::integral_constant<Op, Op::kProd>{});
+      case Op::kMin: return one(std::integral_constant<Op, Op::kMin>{});
+      case Op::kMax: return one(std::integral_constant<Op, Op::kMax>{});
+      case Op::kLand: return one(std::integral_constant<Op, Op::kLand>{});
+      case Op::kLor: return one(std::integral_constant<Op, Op::kLor>{});
+      case Op::kLxor: return one(std::integral_constant<Op, Op::kLxor>{});
+      case Op::kBand: return one(std::integral_constant<Op, Op::kBand>{});
+      case Op::kBor: return one(std::integral_constant<Op, Op::kBor>{});
+      case Op::kBxor: return one(std::integral_constant<Op, Op::kBxor>{});
+      case Op::kMinloc: return one(std::integral_constant<Op, Op::kMinloc>{});
+      case Op::kMaxloc: return one(std::integral_constant<Op, Op::kMaxloc>{});
     }
     return Status::kInvalidArgument;
   };
-  using format::DType;
+  t = canonical(t, op);
+#define MPIZIP_REDUCE_TYPE(T) \
+  case Type::T: return by_op(std::integral_constant<Type, Type::T>{});
   switch (t) {
-    case DType::kBf16: return by_op(std::integral_constant<DType, DType::kBf16>{});
-    case DType::kFp16: return by_op(std::integral_constant<DType, DType::kFp16>{});
-    case DType::kFp32: return by_op(std::integral_constant<DType, DType::kFp32>{});
-    case DType::kFp64: return by_op(std::integral_constant<DType, DType::kFp64>{});
-    default: return Status::kInvalidArgument;
+    MPIZIP_REDUCE_TYPE(kBf16) MPIZIP_REDUCE_TYPE(kFp16) MPIZIP_REDUCE_TYPE(kFp32)
+    MPIZIP_REDUCE_TYPE(kFp64) MPIZIP_REDUCE_TYPE(kI8) MPIZIP_REDUCE_TYPE(kU8)
+    MPIZIP_REDUCE_TYPE(kI16) MPIZIP_REDUCE_TYPE(kU16) MPIZIP_REDUCE_TYPE(kI32)
+    MPIZIP_REDUCE_TYPE(kU32) MPIZIP_REDUCE_TYPE(kI64) MPIZIP_REDUCE_TYPE(kU64)
+    MPIZIP_REDUCE_TYPE(kFloatInt) MPIZIP_REDUCE_TYPE(kDoubleInt) MPIZIP_REDUCE_TYPE(kLongInt)
+    MPIZIP_REDUCE_TYPE(k2Int) MPIZIP_REDUCE_TYPE(kShortInt)
   }
+#undef MPIZIP_REDUCE_TYPE
+  return Status::kInvalidArgument;
 }
 
 }  // namespace mpizip::kernels::reduce

@@ -10,7 +10,7 @@ namespace {
 // chunk streams through once.
 constexpr uint64_t kChunk = 2048;
 
-template <format::DType T, reduce::Op O>
+template <reduce::Type T, reduce::Op O>
 void fold(const void* const* inputs, int n, void* out, uint64_t count) {
   using F = reduce::Fold<T, O>;
   using S = typename F::Storage;
@@ -30,10 +30,9 @@ void fold(const void* const* inputs, int n, void* out, uint64_t count) {
 
 }  // namespace
 
-Status reduce(format::DType t, reduce::Op op, const void* const* inputs, int n_inputs, void* out,
+Status reduce(reduce::Type t, reduce::Op op, const void* const* inputs, int n_inputs, void* out,
               uint64_t count) {
-  if (n_inputs < 1 || inputs == nullptr || !reduce::dtype_reducible(t) ||
-      !reduce::op_valid(static_cast<uint8_t>(op))) {
+  if (n_inputs < 1 || inputs == nullptr || !reduce::valid(t, op)) {
     return Status::kInvalidArgument;
   }
   if (count == 0) return Status::kOk;

@@ -13,9 +13,10 @@ namespace mpizip::kernels::cpu {
 // out[i] = inputs[0][i] (op) inputs[1][i] (op) ... (op) inputs[n_inputs - 1][i], folded in that
 // order, for i in [0, count). Each input and `out` holds `count` elements of type `t`, at any
 // element-aligned address; `out` may be one of the inputs (every element's inputs are read before
-// it is written), but must not otherwise overlap them. kInvalidArgument for a type or op outside
-// kernels/reduce.h, n_inputs < 1, or null pointers with count > 0.
-Status reduce(format::DType t, reduce::Op op, const void* const* inputs, int n_inputs, void* out,
+// it is written), but must not otherwise overlap them. kInvalidArgument for a pair of type and op
+// that kernels/reduce.h does not reduce (reduce::valid), n_inputs < 1, or null pointers with
+// count > 0.
+Status reduce(reduce::Type t, reduce::Op op, const void* const* inputs, int n_inputs, void* out,
               uint64_t count);
 
 }  // namespace mpizip::kernels::cpu

@@ -32,7 +32,7 @@ struct Vec {
   alignas(16) S v[V];
 };
 
-template <DType T, reduce::Op O, bool kVec>
+template <reduce::Type T, reduce::Op O, bool kVec>
 __global__ void __launch_bounds__(kThreads)
     reduce_kernel(const MPIZIP_GRID_CONSTANT ReduceParams p) {
   using F = reduce::Fold<T, O>;
@@ -84,7 +84,7 @@ Status multiprocessors(int* out) {
   return Status::kOk;
 }
 
-template <DType T, reduce::Op O>
+template <reduce::Type T, reduce::Op O>
 Status launch(const ReduceParams& p, bool vec, int max_ctas, void* stream) {
   using S = typename reduce::Fold<T, O>::Storage;
   constexpr uint64_t V = 16 / sizeof(S);
@@ -106,10 +106,10 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 
 
 }  // namespace
 
-Status reduce(DType t, reduce::Op op, const void* const* inputs, int n_inputs, void* out,
+Status reduce(reduce::Type t, reduce::Op op, const void* const* inputs, int n_inputs, void* out,
               uint64_t count, int max_ctas, void* stream) {
   if (inputs == nullptr || n_inputs < 1 || n_inputs > kMaxReduceInputs || max_ctas < 0 ||
-      !reduce::dtype_reducible(t) || !reduce::op_valid(static_cast<uint8_t>(op)))
+      !reduce::valid(t, op))
     return Status::kInvalidArgument;
   if (count == 0) return Status::kOk;
   if (out == nullptr) return Status::kInvalidArgument;

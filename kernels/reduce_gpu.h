@@ -24,7 +24,7 @@ inline constexpr int kMaxReduceInputs = 64;
 // device addresses. `out` may be one of the inputs, but must not otherwise overlap them.
 // `max_ctas` caps the CTAs the kernel occupies (0: as many as fill the GPU).
 // kInvalidArgument for bad arguments, kDeviceError when the launch fails.
-Status reduce(format::DType t, reduce::Op op, const void* const* inputs, int n_inputs, void* out,
+Status reduce(reduce::Type t, reduce::Op op, const void* const* inputs, int n_inputs, void* out,
               uint64_t count, int max_ctas, void* stream);
 
 }  // namespace mpizip::kernels::gpu

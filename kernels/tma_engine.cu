@@ -29,7 +29,7 @@ bool segment_aligned(const Segment& s) {
 }
 
 // Raises a kernel's dynamic shared-memory limit once per instantiation.
-template <DType T, Op O, bool kCopy>
+template <reduce::Type T, Op O, bool kCopy>
 Status launch_kernel(const detail::Params& p, uint64_t smem, gpuStream_t stream) {
   const void* k = reinterpret_cast<const void*>(detail::engine_kernel<T, O, kCopy>);
   static std::once_flag once;
@@ -46,8 +46,8 @@ Status launch_kernel(const detail::Params& p, uint64_t smem, gpuStream_t stream)
   return Status::kOk;
 }
 
-Status dispatch(DType t, Op op, const detail::Params& p, uint64_t smem, gpuStream_t s) {
-  if (p.nsrc == 1) return launch_kernel<DType::kFp32, Op::kSum, true>(p, smem, s);
+Status dispatch(reduce::Type t, Op op, const detail::Params& p, uint64_t smem, gpuStream_t s) {
+  if (p.nsrc == 1) return launch_kernel<reduce::Type::kFp32, Op::kSum, true>(p, smem, s);
   return reduce::dispatch(t, op, [&](auto type, auto o) {
     return launch_kernel<decltype(type)::value, decltype(o)::value, false>(p, smem, s);
   });
@@ -157,8 +157,7 @@ Status run(const Launch& l, void* stream) {
     }
   }
   p.nsrc = std::max(nsrc, 1);
-  if (p.nsrc > 1 && !reduce::dtype_reducible(l.dtype)) return Status::kInvalidArgument;
-  if (p.nsrc > 1 && !reduce::op_valid(static_cast<uint8_t>(l.op))) return Status::kInvalidArgument;
+  if (p.nsrc > 1 && !reduce::valid(l.type, l.op)) return Status::kInvalidArgument;
   for (int i = 0; i < p.nseg; ++i) {
     p.first[i + 1] = p.first[i] + (p.seg[i].bytes + p.chunk - 1) / p.chunk;
   }
@@ -170,7 +169,7 @@ Status run(const Launch& l, void* stream) {
     if (smem > kMaxSmem) return Status::kInvalidArgument;
   }
   MPIZIP_CHECK(resolve(&stream));
-  return dispatch(l.dtype, l.op, p, smem, static_cast<gpuStream_t>(stream));
+  return dispatch(l.type, l.op, p, smem, static_cast<gpuStream_t>(stream));
 }
 
 }  // namespace mpizip::kernels::tma

@@ -190,7 +190,7 @@ struct alignas(16) Vec16 {
 };
 
 // One 16-byte vector of the result from the vectors `in(k)`, k = 0..nsrc-1, folded in that order.
-template <format::DType T, reduce::Op O, typename Load>
+template <reduce::Type T, reduce::Op O, typename Load>
 __device__ inline uint4 fold_vec(int nsrc, Load in) {
   using F = reduce::Fold<T, O>;
   using S = typename F::Storage;
@@ -212,7 +212,7 @@ __device__ inline uint4 fold_vec(int nsrc, Load in) {
 
 // Bytes [from, c.len) of chunk `c`, by the threads with ordinary loads and stores, element by
 // element (bytes for a copy).
-template <format::DType T, reduce::Op O, bool kCopy>
+template <reduce::Type T, reduce::Op O, bool kCopy>
 __device__ inline void scalar_part(const Params& p, const Chunk& c, uint32_t from) {
   const Segment& s = p.seg[c.s];
   if constexpr (kCopy) {
@@ -234,7 +234,7 @@ __device__ inline void scalar_part(const Params& p, const Chunk& c, uint32_t fro
 }
 
 // A chunk on the SM path: 16-byte loads and stores where the segment is aligned.
-template <format::DType T, reduce::Op O, bool kCopy>
+template <reduce::Type T, reduce::Op O, bool kCopy>
 __device__ inline void sm_chunk(const Params& p, const Chunk& c) {
   const Segment& s = p.seg[c.s];
   uint32_t body = 0;
@@ -256,7 +256,7 @@ __device__ inline void sm_chunk(const Params& p, const Chunk& c) {
 }
 
 // The TMA pipeline over this CTA's first `n` chunks (all in TMA segments).
-template <format::DType T, reduce::Op O, bool kCopy>
+template <reduce::Type T, reduce::Op O, bool kCopy>
 __device__ inline void tma_pass(const Params& p, unsigned char* smem, uint64_t n) {
   const uint32_t C = p.chunk;
   const int nsrc = p.nsrc;
@@ -369,7 +369,7 @@ __device__ inline void exit_barrier(const Params& p) {
   }
 }
 
-template <format::DType T, reduce::Op O, bool kCopy>
+template <reduce::Type T, reduce::Op O, bool kCopy>
 __global__ void __launch_bounds__(kThreads, 1) engine_kernel(const MPIZIP_GRID_CONSTANT Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint64_t b = blockIdx.x;

@@ -71,7 +71,7 @@ enum class Path : uint8_t {
 struct Launch {
   Segment seg[kMaxSegments];
   int nseg = 0;
-  format::DType dtype = format::DType::kFp32;  // of a reduction (ignored by copies)
+  reduce::Type type = reduce::Type::kFp32;  // of a reduction (ignored by copies)
   reduce::Op op = reduce::Op::kSum;
   int ctas = 1;                   // 1..kMaxCtas
   uint32_t chunk_bytes = 32768;   // a multiple of 16, at most 64 KiB

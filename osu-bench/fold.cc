@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
             float ms = 0;
             CHECK_CUDA(cudaEventRecord(e0, stream));
             CHECK_OK(gpu::decompress_batch(t->dtype, jobs.data(), P - 1, ws, ws_bytes, res, 0, stream));
-            CHECK_OK(gpu::reduce(t->dtype, mpizip::kernels::reduce::Op::kSum, in.data(), P, out_sep, count, 0, stream));
+            CHECK_OK(gpu::reduce(mpizip::kernels::reduce::type_of(t->dtype), mpizip::kernels::reduce::Op::kSum, in.data(), P, out_sep, count, 0, stream));
             CHECK_CUDA(cudaEventRecord(e1, stream));
             CHECK_CUDA(cudaEventSynchronize(e1));
             CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));

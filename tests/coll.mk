@@ -1,5 +1,6 @@
 # tests/coll.mk: the collectives. Unit tests of the planner and the hello (coll_plan_test) and of the
-# CPU reduce's arithmetic (reduce_cpu_test); the two-shot allreduce under MPI on host buffers
+# CPU reduce's arithmetic (reduce_cpu_test), every MPI datatype and op MPIZip reduces against the
+# MPI library's own reduction (reduce_types_test); the two-shot allreduce under MPI on host buffers
 # (tests/coll/allreduce.sh); on a GPU machine, the GPU reduce against the CPU's (reduce_gpu_test), decoding
 # fused with the reduce against decoding then reducing (decode_fold_test), and
 # the allreduce on device buffers (tests/gpu/allreduce_device.sh). The GPU tests exit 77 elsewhere.
@@ -10,12 +11,14 @@ TESTS += tests/coll/allreduce.sh
 EXTRA_DIST += tests/coll/allreduce.sh
 
 if HAVE_GTEST
-check_PROGRAMS += tests/unit/coll_plan_test tests/unit/reduce_cpu_test
+check_PROGRAMS += tests/unit/coll_plan_test tests/unit/reduce_cpu_test tests/unit/reduce_types_test
 tests_unit_coll_plan_test_SOURCES = tests/unit/coll_plan_test.cc
 tests_unit_coll_plan_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 tests_unit_reduce_cpu_test_SOURCES = tests/unit/reduce_cpu_test.cc
 tests_unit_reduce_cpu_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
-TESTS += tests/unit/coll_plan_test tests/unit/reduce_cpu_test
+tests_unit_reduce_types_test_SOURCES = tests/unit/reduce_types_test.cc
+tests_unit_reduce_types_test_LDADD = libmpizip_core.la $(GTEST_LIBS)
+TESTS += tests/unit/coll_plan_test tests/unit/reduce_cpu_test tests/unit/reduce_types_test
 endif
 
 if HAVE_CUDA

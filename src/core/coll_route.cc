@@ -19,6 +19,7 @@
 #include "src/core/coll_staging.h"
 #include "src/core/comm_state.h"
 #include "src/core/protocol.h"
+#include "src/core/reduce_type.h"
 #include "src/core/requests.h"
 #include "src/core/runtime.h"
 #include "src/core/settings.h"
@@ -34,15 +35,6 @@ namespace {
 enum AllreduceSetting { kAllreduceAuto = 0, kAllreduceTwoShot = 1, kAllreduceOff = 2 };
 
 // ---- Policy -------------------------------------------------------------------------------------
-
-// The reductions MPIZip performs itself; the others (MPI_BAND, user-defined ops, ...) go to MPI.
-std::optional<kernels::reduce::Op> reduce_op(MPI_Op op) {
-  if (op == MPI_SUM) return kernels::reduce::Op::kSum;
-  if (op == MPI_PROD) return kernels::reduce::Op::kProd;
-  if (op == MPI_MIN) return kernels::reduce::Op::kMin;
-  if (op == MPI_MAX) return kernels::reduce::Op::kMax;
-  return std::nullopt;
-}
 
 // What the two-shot needs to know about a call that takes it.
 struct Route {
@@ -64,8 +56,8 @@ std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm com
       fortran_real(type) == Basic::kOther) {
     return std::nullopt;
   }
-  auto rop = reduce_op(op);
-  if (!rop) return std::nullopt;
+  const auto red = reduction_of(type, op);
+  if (!red || !kernels::reduce::is_float(red->type)) return std::nullopt;
   CommState* s = comm_state_find(comm);
   const Settings& st = comm_settings(s);  // the communicator's hints (comm_hints.h) included
   if (st.allreduce == kAllreduceOff) return std::nullopt;
@@ -83,7 +75,7 @@ std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm com
   const uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(*dtype);
   if (st.allreduce == kAllreduceAuto && !narrow && bytes < st.allreduce_min_bytes)
     return std::nullopt;
-  return Route{s, std::move(c), *dtype, *rop};
+  return Route{s, std::move(c), *dtype, red->op};
 }
 
 // What the communicator's settings say about compressing a two-shot's pieces.
@@ -170,17 +162,6 @@ coll::tma::Group* tma_group(MPI_Comm comm, const coll::tma::Options& o) {
   return c.tma_group.get();
 }
 
-std::optional<format::DType> tma_dtype(MPI_Datatype type) {
-  if (type == MPI_FLOAT) return format::DType::kFp32;
-  if (type == MPI_DOUBLE) return format::DType::kFp64;
-  if (const Basic real = fortran_real(type); real != Basic::kOther) {
-    return real == Basic::kFloat ? format::DType::kFp32 : format::DType::kFp64;
-  }
-  if (type == MPIZip_bf16) return format::DType::kBf16;
-  if (type == MPIZip_fp16) return format::DType::kFp16;
-  return std::nullopt;
-}
-
 // Bytes of `count` elements of `type` when they are contiguous, else 0.
 uint64_t contiguous_bytes(int count, MPI_Datatype type) {
   int size = 0;
@@ -196,9 +177,9 @@ uint64_t contiguous_bytes(int count, MPI_Datatype type) {
 // Whether an intra-node collective of `bytes` (coll::tma::collective_bytes) takes MPIZip's engine:
 // from MPIZIP_TMA_MIN_BYTES on, and at every size for bf16 and fp16 reductions (the MPI library
 // knows those types only as 16-bit integers). A function of count, type and settings only.
-bool tma_large_enough(uint64_t bytes, std::optional<format::DType> reduced) {
-  const bool narrow =
-      reduced && (*reduced == format::DType::kBf16 || *reduced == format::DType::kFp16);
+bool tma_large_enough(uint64_t bytes, std::optional<kernels::reduce::Type> reduced) {
+  const bool narrow = reduced && (*reduced == kernels::reduce::Type::kBf16 ||
+                                  *reduced == kernels::reduce::Type::kFp16);
   return narrow || bytes >= settings().tma_min_bytes;  // no hint changes it
 }
 
@@ -218,21 +199,77 @@ int comm_size(MPI_Comm comm) {
 static int narrow_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm, bool* handled);
 
+namespace {
+
+using coll::tma::Kind;
+
+// Bytes of one element of `type` (its signature's size), or 0.
+uint64_t type_size(MPI_Datatype type) {
+  int size = 0;
+  if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) return 0;
+  return static_cast<uint64_t>(size);
+}
+
+// Whether elements of `type` lie back to back (`count` of them a contiguous run of count x size
+// bytes): a fact of this rank's datatype, which another rank's may not share.
+bool contiguous(MPI_Datatype type) { return contiguous_bytes(1, type) == type_size(type); }
+
+// A reduction's (type, op) for the engine, with its element's extent checked (pairs are padded as
+// C pads them: MPI_DOUBLE_INT has 16 bytes).
+bool reduction_layout_ok(const Reduction& red, MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0;
+  return PMPI_Type_get_extent(type, &lb, &extent) == MPI_SUCCESS && lb == 0 &&
+         static_cast<uint64_t>(extent) == kernels::reduce::type_bytes(red.type);
+}
+
+// Runs `a` on the intra-node engine where it is on for `comm` and the call is large enough
+// (tma_large_enough, from arguments every rank shares), the call's error raised on `comm`; none
+// where the engine did not take it (every rank then passes the call on, nothing written).
+std::optional<int> on_engine(MPI_Comm comm, coll::tma::Args a, const char* what,
+                             std::optional<kernels::reduce::Type> reduced) {
+  if (comm == MPI_COMM_NULL) return std::nullopt;
+  auto o = tma_options(comm);
+  if (!o) return std::nullopt;
+  const int P = comm_size(comm);
+  if (P < 1 || a.call.root < 0 || a.call.root >= P) return std::nullopt;
+  if (!tma_large_enough(coll::tma::collective_bytes(a.call, P), reduced)) return std::nullopt;
+  coll::tma::Group* g = tma_group(comm, *o);
+  if (g == nullptr) return std::nullopt;
+  bool handled = false;
+  const Status s = coll::tma::collective(g, a, comm, *o, &handled);
+  if (handled && ok(s)) {
+    if (CommState* st = comm_state_find(comm))
+      st->engine_collectives.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (handled || !ok(s)) return raise(comm, s, what);
+  return std::nullopt;
+}
+
+// A reduction's arguments for the engine (elements of the reduction's type), or none where MPIZip
+// does not reduce this (type, op).
+std::optional<coll::tma::Args> reduction_args(Kind kind, const void* sendbuf, void* recvbuf,
+                                              int count, MPI_Datatype type, MPI_Op op) {
+  const auto red = reduction_of(type, op);
+  if (!red || count <= 0) return std::nullopt;
+  coll::tma::Args a;
+  a.call.kind = kind;
+  a.call.count = static_cast<uint64_t>(count);
+  a.call.elem = kernels::reduce::type_bytes(red->type);
+  a.in_place = sendbuf == MPI_IN_PLACE;
+  a.in = sendbuf;
+  a.out = recvbuf;
+  a.type = red->type;
+  a.op = red->op;
+  a.can = reduction_layout_ok(*red, type);
+  return a;
+}
+
+}  // namespace
+
 int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  auto o = tma_options(comm);
-  auto t = tma_dtype(type);
-  auto rop = reduce_op(op);
-  if (o && t && rop && recvcount > 0 && comm != MPI_COMM_NULL &&
-      tma_large_enough(uint64_t{format::elem_bytes(*t)} * static_cast<uint64_t>(recvcount) *
-                           static_cast<uint64_t>(comm_size(comm)),
-                       t)) {
-    if (coll::tma::Group* g = tma_group(comm, *o)) {
-      bool handled = false;
-      const Status s = coll::tma::reduce_scatter_block(
-          g, sendbuf, recvbuf, static_cast<uint64_t>(recvcount), *t, *rop, comm, *o, &handled);
-      if (handled || !ok(s)) return raise(comm, s, "MPI_Reduce_scatter_block (intra-node)");
-    }
+  if (auto a = reduction_args(Kind::kReduceScatterBlock, sendbuf, recvbuf, recvcount, type, op)) {
+    if (auto rc = on_engine(comm, *a, "MPI_Reduce_scatter_block (intra-node)", a->type)) return *rc;
   }
   bool handled = false;
   int rc = narrow_reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, &handled);
@@ -240,21 +277,168 @@ int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcoun
   return reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
 }
 
-int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  auto o = tma_options(comm);
-  const uint64_t bytes = contiguous_bytes(recvcount, recvtype);
-  const bool send_ok =
-      sendbuf == MPI_IN_PLACE || contiguous_bytes(sendcount, sendtype) == bytes;
-  if (o && bytes > 0 && send_ok && comm != MPI_COMM_NULL &&
-      tma_large_enough(bytes * static_cast<uint64_t>(comm_size(comm)), std::nullopt)) {
-    if (coll::tma::Group* g = tma_group(comm, *o)) {
-      bool handled = false;
-      const Status s = coll::tma::allgather(g, sendbuf, recvbuf, bytes, comm, *o, &handled);
-      if (handled || !ok(s)) return raise(comm, s, "MPI_Allgather (intra-node)");
+int routed_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                  int root, MPI_Comm comm) {
+  if (auto a = reduction_args(Kind::kReduce, sendbuf, recvbuf, count, type, op)) {
+    a->call.root = root;
+    if (auto rc = on_engine(comm, *a, "MPI_Reduce (intra-node)", a->type)) return *rc;
+  }
+  return reduce(sendbuf, recvbuf, count, type, op, root, comm);
+}
+
+int routed_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm) {
+  if (auto a = reduction_args(Kind::kScan, sendbuf, recvbuf, count, type, op)) {
+    if (auto rc = on_engine(comm, *a, "MPI_Scan (intra-node)", a->type)) return *rc;
+  }
+  return scan(sendbuf, recvbuf, count, type, op, comm);
+}
+
+int routed_exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm) {
+  if (auto a = reduction_args(Kind::kExscan, sendbuf, recvbuf, count, type, op)) {
+    if (auto rc = on_engine(comm, *a, "MPI_Exscan (intra-node)", a->type)) return *rc;
+  }
+  return exscan(sendbuf, recvbuf, count, type, op, comm);
+}
+
+int routed_reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                          MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  const int P = comm != MPI_COMM_NULL ? comm_size(comm) : 0;
+  if (recvcounts != nullptr && P > 0 && P <= coll::tma::kMaxRanks) {
+    uint64_t counts[coll::tma::kMaxRanks] = {};
+    bool valid = true;
+    for (int q = 0; q < P; ++q) {
+      valid = valid && recvcounts[q] >= 0;
+      counts[q] = static_cast<uint64_t>(recvcounts[q] > 0 ? recvcounts[q] : 0);
+    }
+    if (auto a = reduction_args(Kind::kReduceScatter, sendbuf, recvbuf, 1, type, op); a && valid) {
+      a->call.counts = counts;
+      if (auto rc = on_engine(comm, *a, "MPI_Reduce_scatter (intra-node)", a->type)) return *rc;
     }
   }
+  return reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+}
+
+int routed_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  if (count > 0) {
+    coll::tma::Args a;
+    a.call.kind = Kind::kBcast;
+    a.call.root = root;
+    a.call.count = static_cast<uint64_t>(count) * type_size(type);
+    a.in = buf;
+    a.out = buf;
+    a.can = contiguous(type);
+    if (auto rc = on_engine(comm, a, "MPI_Bcast (intra-node)", std::nullopt)) return *rc;
+  }
+  return bcast(buf, count, type, root, comm);
+}
+
+int routed_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  int me = -1;
+  if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &me);
+  const bool in_place = sendbuf == MPI_IN_PLACE;  // the root's only
+  const uint64_t block = in_place ? static_cast<uint64_t>(recvcount) * type_size(recvtype)
+                                  : static_cast<uint64_t>(sendcount) * type_size(sendtype);
+  if (block > 0 && (in_place ? recvcount : sendcount) > 0) {
+    coll::tma::Args a;
+    a.call.kind = Kind::kGather;
+    a.call.root = root;
+    a.call.count = block;
+    a.in_place = in_place;
+    a.in = sendbuf;
+    a.out = recvbuf;
+    a.can = (in_place || contiguous(sendtype)) && (me != root || contiguous(recvtype));
+    if (auto rc = on_engine(comm, a, "MPI_Gather (intra-node)", std::nullopt)) return *rc;
+  }
+  return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+int routed_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  int me = -1;
+  if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &me);
+  const bool at_root = me == root;
+  const bool in_place = at_root && recvbuf == MPI_IN_PLACE;
+  const uint64_t block = at_root ? static_cast<uint64_t>(sendcount) * type_size(sendtype)
+                                 : static_cast<uint64_t>(recvcount) * type_size(recvtype);
+  if (block > 0 && (at_root ? sendcount : recvcount) > 0) {
+    coll::tma::Args a;
+    a.call.kind = Kind::kScatter;
+    a.call.root = root;
+    a.call.count = block;
+    a.in_place = in_place;
+    a.in = sendbuf;
+    a.out = in_place ? nullptr : recvbuf;
+    a.can = (!at_root || contiguous(sendtype)) && (in_place || contiguous(recvtype));
+    if (auto rc = on_engine(comm, a, "MPI_Scatter (intra-node)", std::nullopt)) return *rc;
+  }
+  return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+int routed_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (block > 0 && recvcount > 0) {
+    coll::tma::Args a;
+    a.call.kind = Kind::kAlltoall;
+    a.call.count = block;
+    a.in_place = in_place;
+    a.in = sendbuf;
+    a.out = recvbuf;
+    a.can = (in_place || contiguous(sendtype)) && contiguous(recvtype);
+    if (auto rc = on_engine(comm, a, "MPI_Alltoall (intra-node)", std::nullopt)) return *rc;
+  }
+  return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (block > 0 && recvcount > 0) {
+    coll::tma::Args a;
+    a.call.kind = Kind::kAllgather;
+    a.call.count = block;
+    a.in_place = in_place;
+    a.in = sendbuf;
+    a.out = recvbuf;
+    a.can = (in_place || contiguous(sendtype)) && contiguous(recvtype);
+    if (auto rc = on_engine(comm, a, "MPI_Allgather (intra-node)", std::nullopt)) return *rc;
+  }
   return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int routed_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                      MPI_Comm comm) {
+  const int P = comm != MPI_COMM_NULL ? comm_size(comm) : 0;
+  const uint64_t size = type_size(recvtype);
+  MPI_Aint lb = 0, extent = 0;
+  if (recvcounts != nullptr && displs != nullptr && P > 0 && P <= coll::tma::kMaxRanks &&
+      size > 0 && PMPI_Type_get_extent(recvtype, &lb, &extent) == MPI_SUCCESS) {
+    uint64_t counts[coll::tma::kMaxRanks] = {}, offsets[coll::tma::kMaxRanks] = {};
+    bool valid = true;
+    for (int q = 0; q < P; ++q) {
+      valid = valid && recvcounts[q] >= 0 && displs[q] >= 0;
+      counts[q] = valid ? static_cast<uint64_t>(recvcounts[q]) * size : 0;
+      offsets[q] = valid ? static_cast<uint64_t>(displs[q]) * static_cast<uint64_t>(extent) : 0;
+    }
+    if (valid) {
+      coll::tma::Args a;
+      a.call.kind = Kind::kAllgatherv;
+      a.call.counts = counts;
+      a.call.displs = offsets;
+      a.in_place = sendbuf == MPI_IN_PLACE;
+      a.in = sendbuf;
+      a.out = recvbuf;
+      a.can = (a.in_place || contiguous(sendtype)) && contiguous(recvtype);
+      if (auto rc = on_engine(comm, a, "MPI_Allgatherv (intra-node)", std::nullopt)) return *rc;
+    }
+  }
+  return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
 // The same buffer as input and output without MPI_IN_PLACE, which MPI calls erroneous: the MPI
@@ -270,18 +454,9 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   }
   // Ranks of one node: the intra-node collectives, unless MPIZIP_ALLREDUCE (or the communicator's
   // mpizip_allreduce) asks for another.
-  if (auto o = tma_options(comm);
-      o && comm_settings(comm_state_find(comm)).allreduce == kAllreduceAuto && count > 0) {
-    auto t = tma_dtype(type);
-    auto rop = reduce_op(op);
-    coll::tma::Group* g = nullptr;
-    if (t && rop && comm != MPI_COMM_NULL &&
-        tma_large_enough(uint64_t{format::elem_bytes(*t)} * static_cast<uint64_t>(count), t) &&
-        (g = tma_group(comm, *o)) != nullptr) {
-      bool handled = false;
-      const Status s = coll::tma::allreduce(g, sendbuf, recvbuf, static_cast<uint64_t>(count), *t,
-                                            *rop, comm, *o, &handled);
-      if (handled || !ok(s)) return raise(comm, s, "MPI_Allreduce (intra-node)");
+  if (comm != MPI_COMM_NULL && comm_settings(comm_state_find(comm)).allreduce == kAllreduceAuto) {
+    if (auto a = reduction_args(Kind::kAllreduce, sendbuf, recvbuf, count, type, op)) {
+      if (auto rc = on_engine(comm, *a, "MPI_Allreduce (intra-node)", a->type)) return *rc;
     }
   }
   auto r = route(count, type, op, comm);
@@ -296,8 +471,9 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
 static int narrow_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm, bool* handled) {
   *handled = false;
-  auto t = tma_dtype(type);
-  if (!t || (*t != format::DType::kBf16 && *t != format::DType::kFp16) || recvcount <= 0 ||
+  const auto red = reduction_of(type, op);
+  const auto t = red ? std::optional<kernels::reduce::Type>(red->type) : std::nullopt;
+  if (!t || (*t != kernels::reduce::Type::kBf16 && *t != kernels::reduce::Type::kFp16) || recvcount <= 0 ||
       comm == MPI_COMM_NULL) {
     return MPI_SUCCESS;
   }
@@ -307,7 +483,7 @@ static int narrow_reduce_scatter_block(const void* sendbuf, void* recvbuf, int r
   *handled = true;
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
-  const uint64_t block = static_cast<uint64_t>(recvcount) * format::elem_bytes(*t);
+  const uint64_t block = static_cast<uint64_t>(recvcount) * kernels::reduce::type_bytes(*t);
   const bool device = platform::is_device_pointer(recvbuf);
   platform::DeviceBuffer dscratch;
   platform::HostBuffer hscratch;

@@ -16,12 +16,33 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
 int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm, MPI_Request* request);
 
-// MPI_Reduce_scatter_block and MPI_Allgather: MPIZip's intra-node collectives (coll/tma_coll.h)
-// where they apply, else the MPI library with device buffers staged (src/core/coll_staging.h).
+// The blocking collectives that MPIZip's intra-node engine runs (coll/tma_coll.h) where it applies
+// (every rank of the communicator on one node with the engine on, the call at least
+// MPIZIP_TMA_MIN_BYTES, a reduction MPIZip performs: src/core/reduce_type.h), else the MPI library
+// with device buffers staged (src/core/coll_staging.h). A rank whose datatypes are not contiguous
+// says so at the engine's entry, and every rank then passes the call on.
 int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int routed_reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                          MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int routed_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                  int root, MPI_Comm comm);
+int routed_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm);
+int routed_exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm);
+int routed_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int routed_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int routed_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int routed_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                      MPI_Comm comm);
+int routed_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
 // Whether communicators get the two-shot collectives' part of their context (comm_context.h),
 // set up with the communicator, not at the first collective: non-blocking collectives on different

@@ -75,6 +75,8 @@ struct CommState : std::enable_shared_from_this<CommState> {
   // Messages of a protocol signature of at most the bare size (p2p/wire.h): the MPI library's own.
   std::atomic<uint64_t> bare_sent{0};
   std::atomic<uint64_t> bare_received{0};
+  // Collectives the intra-node engine ran (coll/tma_coll.h).
+  std::atomic<uint64_t> engine_collectives{0};
   std::atomic<uint64_t> codec_ns{0};
   std::atomic<uint64_t> staging_ns{0};
 };

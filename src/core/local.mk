@@ -21,4 +21,5 @@ libmpizip_core_la_SOURCES += \
 # Collective entry points (MPI_Allreduce, MPI_Iallreduce): policy and staging, engines in coll/.
 # The other collectives go to the MPI library, device buffers staged through host memory.
 libmpizip_core_la_SOURCES += src/core/coll_route.h src/core/coll_route.cc \
+	src/core/reduce_type.h src/core/reduce_type.cc \
 	src/core/coll_staging.h src/core/coll_staging.cc

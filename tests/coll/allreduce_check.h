@@ -132,7 +132,7 @@ inline std::vector<uint8_t> inputs_of(const Type& t, int r, uint64_t count, Op o
 // The two-shot's result: kernels/reduce.h's fold over the ranks' inputs in rank order.
 template <DType T, Op O>
 void fold_all(const std::vector<std::vector<uint8_t>>& in, uint64_t count, uint8_t* out) {
-  using F = reduce::Fold<T, O>;
+  using F = reduce::Fold<reduce::type_of(T), O>;
   using S = typename F::Storage;
   for (uint64_t i = 0; i < count; ++i) {
     S x;

@@ -3,7 +3,11 @@
 # every collective, blocking and non-blocking, bit-exact against the same calls on host buffers,
 # and MPIX_Query_cuda_support() = 1) on 2, 3 and 4 ranks sharing the GPU; also without the
 # progress thread (requests completed from the application's waits and tests alone) and with
-# statistics on. Skipped (77) where there is no GPU.
+# statistics on. Then the blocking collectives on MPIZip's intra-node engine at every size
+# (MPIZIP_TMA_MIN_BYTES=0; MPIZIP_GPU_SHARING=concurrent lets the engine run where ranks share a GPU
+# without MPS, slowly): 2 ranks every case, 3 and 4 ranks the cases whose results do not depend on
+# the order of float reductions (--exact), and the statistics must show the engine ran.
+# Skipped (77) where there is no GPU.
 . "$MPIZIP_SRCDIR/tests/mpi/lib.sh"
 prog="$MPIZIP_BUILDDIR/tests/gpu/coll_staged_device"
 "$prog" --gpu-present >/dev/null 2>&1 || exit 77
@@ -13,4 +17,16 @@ for run in "2" "3" "4" "3 MPIZIP_PROGRESS_THREAD=off" "2 MPIZIP_STATS=1"; do
   echo "== $np ranks: ${env:-defaults}"
   MPIZIP_TEST_ENV="$env" timeout 600 sh -c '. "$MPIZIP_SRCDIR/tests/mpi/lib.sh"; run_mpi mpizip "$@"' \
     run "$np" "$prog" || fail "$np ranks, ${env:-defaults}"
+done
+for np in 2 3 4; do
+  exact=
+  [ "$np" -gt 2 ] && exact=--exact
+  echo "== $np ranks: intra-node engine at every size $exact"
+  out=$(MPIZIP_TEST_ENV="MPIZIP_TMA_MIN_BYTES=0 MPIZIP_GPU_SHARING=concurrent MPIZIP_STATS=1" timeout 900 \
+    sh -c '. "$MPIZIP_SRCDIR/tests/mpi/lib.sh"; run_mpi mpizip "$@"' run "$np" "$prog" $exact 2>&1)
+  rc=$?
+  echo "$out" | grep -v "stats" | tail -n 5
+  [ "$rc" = 0 ] || { echo "$out" | tail -n 30; fail "$np ranks, intra-node engine"; }
+  echo "$out" | grep -q "intra-node engine collectives=[1-9]" ||
+    fail "$np ranks: the statistics show no collective on the intra-node engine"
 done

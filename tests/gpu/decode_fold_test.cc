@@ -161,7 +161,7 @@ std::vector<uint8_t> reference(DType t, Op op, const std::vector<In>& in, uint64
     ptr.push_back(dec.back().data());
   }
   std::vector<uint8_t> want(bytes);
-  EXPECT_EQ(cpu::reduce(t, op, ptr.data(), static_cast<int>(ptr.size()), want.data(), count), Status::kOk);
+  EXPECT_EQ(cpu::reduce(reduce::type_of(t), op, ptr.data(), static_cast<int>(ptr.size()), want.data(), count), Status::kOk);
   return want;
 }
 

@@ -38,12 +38,12 @@ void check(DType t, Op op, int n, uint64_t count, size_t misalign, bool in_place
     gpu_in.push_back(at);
   }
   std::vector<uint8_t> want(bytes);
-  ASSERT_EQ(cpu::reduce(t, op, cpu_in.data(), n, want.data(), count), Status::kOk);
+  ASSERT_EQ(cpu::reduce(reduce::type_of(t), op, cpu_in.data(), n, want.data(), count), Status::kOk);
   void* out_buf = nullptr;
   ASSERT_EQ(cudaMalloc(&out_buf, bytes + 64), cudaSuccess);
   uint8_t* out = in_place ? const_cast<uint8_t*>(static_cast<const uint8_t*>(gpu_in[0]))
                           : static_cast<uint8_t*>(out_buf) + misalign * eb;
-  ASSERT_EQ(gpu::reduce(t, op, gpu_in.data(), n, out, count, 0, nullptr), Status::kOk);
+  ASSERT_EQ(gpu::reduce(reduce::type_of(t), op, gpu_in.data(), n, out, count, 0, nullptr), Status::kOk);
   std::vector<uint8_t> got(bytes);
   ASSERT_EQ(cudaMemcpy(got.data(), out, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_TRUE(got == want);
@@ -67,11 +67,11 @@ TEST(ReduceGpu, RejectsBadArguments) {
   float* d = nullptr;
   ASSERT_EQ(cudaMalloc(&d, 64), cudaSuccess);
   in[0] = d;
-  EXPECT_EQ(gpu::reduce(DType::kFp32, Op::kSum, in, 0, d, 4, 0, nullptr), Status::kInvalidArgument);
-  EXPECT_EQ(gpu::reduce(DType::kFp32, Op::kSum, in, 65, d, 4, 0, nullptr),
+  EXPECT_EQ(gpu::reduce(reduce::type_of(DType::kFp32), Op::kSum, in, 0, d, 4, 0, nullptr), Status::kInvalidArgument);
+  EXPECT_EQ(gpu::reduce(reduce::type_of(DType::kFp32), Op::kSum, in, 65, d, 4, 0, nullptr),
             Status::kInvalidArgument);
-  EXPECT_EQ(gpu::reduce(DType::kE5m2, Op::kSum, in, 1, d, 4, 0, nullptr), Status::kInvalidArgument);
-  EXPECT_EQ(gpu::reduce(DType::kFp32, static_cast<Op>(0), in, 1, d, 4, 0, nullptr),
+  EXPECT_EQ(gpu::reduce(reduce::type_of(DType::kE5m2), Op::kSum, in, 1, d, 4, 0, nullptr), Status::kInvalidArgument);
+  EXPECT_EQ(gpu::reduce(reduce::type_of(DType::kFp32), static_cast<Op>(0), in, 1, d, 4, 0, nullptr),
             Status::kInvalidArgument);
   cudaFree(d);
 }

@@ -114,7 +114,7 @@ S value(DType t, uint64_t seed, int q, uint64_t i) {
 
 template <DType T, Op O>
 void reference(uint64_t seed, uint64_t first, uint64_t n, std::vector<uint8_t>* out) {
-  using F = Fold<T, O>;
+  using F = Fold<mpizip::kernels::reduce::type_of(T), O>;
   using S = typename F::Storage;
   out->resize(n * sizeof(S));
   S* o = reinterpret_cast<S*>(out->data());

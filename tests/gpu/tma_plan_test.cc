@@ -1,13 +1,20 @@
 // The TMA collectives' planner and tuning-table choice (coll/tma_plan.h, coll/tma_tuning.h), on the
 // CPU: shards cover the buffer exactly once at 16-byte boundaries for every count and rank count;
 // each rank's segments read and write exactly its share; in-place allgathers skip the local copy;
-// the CTA choice takes the fastest measured count within the budget at the nearest size.
+// every kind's plans, executed on host memory by every rank in turn (copies and the CPU reduce),
+// give the collective's result (1-8 ranks, every root, uneven counts, in place where MPI allows it),
+// and leave every byte they must not write alone; the CTA choice takes the fastest measured count
+// within the budget at the nearest size.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include <cstring>
+#include <random>
+
 #include "coll/tma_plan.h"
 #include "coll/tma_tuning.h"
+#include "kernels/reduce_cpu.h"
 
 using namespace mpizip::coll::tma;
 using mpizip::Status;
@@ -104,11 +111,212 @@ void tuning() {
   CHECK(heuristic_ctas(uint64_t{3} << 19, 8) == 3);
 }
 
+// ---- Every kind's plans, executed on the CPU ---------------------------------------------------
+
+using mpizip::kernels::reduce::Op;
+using mpizip::kernels::reduce::Type;
+
+// Executes a launch's segments: a copy (one source) or the CPU reduce of int32 sums.
+void execute(const mpizip::kernels::tma::Launch& l) {
+  for (int i = 0; i < l.nseg; ++i) {
+    const auto& s = l.seg[i];
+    std::vector<uint8_t> r(s.bytes);
+    if (s.nsrc == 1) {
+      std::memcpy(r.data(), s.src[0], s.bytes);
+    } else {
+      CHECK(mpizip::kernels::cpu::reduce(Type::kI32, Op::kSum, s.src, static_cast<int>(s.nsrc), r.data(),
+                                         s.bytes / 4) == Status::kOk);
+    }
+    for (uint32_t k = 0; k < s.ndst; ++k) std::memcpy(s.dst[k], r.data(), s.bytes);
+  }
+}
+
+int32_t val(int rank, uint64_t i) { return static_cast<int32_t>(rank * 1000003 + i * 7 + 1); }
+constexpr uint8_t kUntouched = 0xEE;
+
+// One collective on P simulated ranks: builds every rank's buffers from extents(), plans and executes
+// each rank's part in turn, then checks every output byte (and that the bytes no rank may write keep
+// kUntouched). Elements are int32 (elem 4) for reductions and bytes for the copies.
+void simulate(Kind kind, int P, int root, bool in_place, uint64_t count, const uint64_t* counts_el,
+              const uint64_t* displs_el) {
+  const bool reduction = kind == Kind::kAllreduce || kind == Kind::kReduce ||
+                         kind == Kind::kReduceScatterBlock || kind == Kind::kReduceScatter ||
+                         kind == Kind::kScan || kind == Kind::kExscan;
+  const uint32_t E = 4;
+  Call c;
+  c.kind = kind;
+  c.root = root;
+  c.count = reduction ? count : count * E;  // copies: bytes
+  c.elem = reduction ? E : 1;
+  uint64_t counts[kMaxRanks] = {}, displs[kMaxRanks] = {};
+  if (counts_el) {
+    for (int q = 0; q < P; ++q) {
+      counts[q] = reduction ? counts_el[q] : counts_el[q] * E;
+      displs[q] = displs_el ? displs_el[q] * E : 0;
+    }
+    c.counts = counts;
+    c.displs = displs;
+  }
+  // Each rank's buffers; the in-place ranks' input lives in their output.
+  std::vector<std::vector<uint8_t>> in(P), out(P);
+  std::vector<Extents> ext(P);
+  Buffers b;
+  for (int q = 0; q < P; ++q) {
+    const bool ip = in_place && (kind != Kind::kGather && kind != Kind::kReduce && kind != Kind::kScatter ? true : q == root);
+    ext[q] = extents(c, P, q, ip);
+    out[q].assign(ext[q].out_bytes, kUntouched);
+    in[q].resize(ext[q].in_bytes);
+    for (uint64_t i = 0; i < ext[q].in_bytes / E; ++i) {
+      const int32_t v = val(q, i);
+      std::memcpy(&in[q][i * E], &v, E);
+    }
+    b.out[q] = ext[q].out_bytes ? out[q].data() : nullptr;
+    if (ext[q].in_bytes == 0) continue;
+    if (ext[q].in_inside_out) {
+      // MPI_IN_PLACE: the input sits in the output at in_offset.
+      CHECK(ext[q].in_offset + ext[q].in_bytes <= ext[q].out_bytes);
+      std::memcpy(out[q].data() + ext[q].in_offset, in[q].data(), ext[q].in_bytes);
+      b.in[q] = out[q].data() + ext[q].in_offset;
+    } else {
+      b.in[q] = in[q].data();  // staged inputs are copies: a buffer of their own
+    }
+  }
+  for (int r = 0; r < P; ++r) {
+    mpizip::kernels::tma::Launch l;
+    CHECK(plan(c, P, r, b, &l) == Status::kOk);
+    for (int i = 0; i < l.nseg; ++i)
+      CHECK(l.seg[i].nsrc == l.seg[0].nsrc);  // the engine's rule
+    execute(l);
+  }
+  // The expected bytes of every output.
+  auto input = [&](int q, uint64_t i) { return val(q, i); };
+  auto at = [&](int q, uint64_t byte) {
+    int32_t v;
+    std::memcpy(&v, &out[q][byte], 4);
+    return v;
+  };
+  auto untouched = [&](int q, uint64_t byte) {
+    for (int k = 0; k < 4; ++k)
+      if (out[q][byte + k] != kUntouched) return false;
+    return true;
+  };
+  auto sum = [&](uint64_t i, int from, int to) {  // ranks [from, to)
+    uint32_t s = 0;
+    for (int q = from; q < to; ++q) s += static_cast<uint32_t>(input(q, i));
+    return static_cast<int32_t>(s);
+  };
+  int bad = 0;
+  auto expect = [&](bool ok, int q, uint64_t i) {
+    if (!ok && bad++ < 3)
+      std::fprintf(stderr, "kind %d P %d root %d in_place %d: rank %d element %llu wrong\n",
+                   static_cast<int>(kind), P, root, in_place ? 1 : 0, q,
+                   static_cast<unsigned long long>(i));
+  };
+  const uint64_t n = count;
+  for (int q = 0; q < P; ++q) {
+    switch (kind) {
+      case Kind::kAllreduce:
+        for (uint64_t i = 0; i < n; ++i) expect(at(q, i * 4) == sum(i, 0, P), q, i);
+        break;
+      case Kind::kReduce:
+        if (q == root)
+          for (uint64_t i = 0; i < n; ++i) expect(at(q, i * 4) == sum(i, 0, P), q, i);
+        break;
+      case Kind::kReduceScatterBlock:
+        for (uint64_t i = 0; i < n; ++i) expect(at(q, i * 4) == sum(q * n + i, 0, P), q, i);
+        break;
+      case Kind::kReduceScatter: {
+        uint64_t first = 0;
+        for (int k = 0; k < q; ++k) first += counts_el[k];
+        for (uint64_t i = 0; i < counts_el[q]; ++i) expect(at(q, i * 4) == sum(first + i, 0, P), q, i);
+        break;
+      }
+      case Kind::kScan:
+        for (uint64_t i = 0; i < n; ++i) expect(at(q, i * 4) == sum(i, 0, q + 1), q, i);
+        break;
+      case Kind::kExscan:
+        for (uint64_t i = 0; q > 0 && i < n; ++i) expect(at(q, i * 4) == sum(i, 0, q), q, i);
+        break;
+      case Kind::kBcast:
+        if (q != root)
+          for (uint64_t i = 0; i < n; ++i) expect(at(q, i * 4) == input(root, i), q, i);
+        break;
+      case Kind::kGather:
+        if (q == root)
+          for (int s2 = 0; s2 < P; ++s2)
+            for (uint64_t i = 0; i < n; ++i) expect(at(q, (s2 * n + i) * 4) == input(s2, i), q, i);
+        break;
+      case Kind::kScatter:
+        if (!(in_place && q == root))
+          for (uint64_t i = 0; i < n; ++i) expect(at(q, i * 4) == input(root, q * n + i), q, i);
+        break;
+      case Kind::kAlltoall:
+        for (int s2 = 0; s2 < P; ++s2)
+          for (uint64_t i = 0; i < n; ++i) expect(at(q, (s2 * n + i) * 4) == input(s2, q * n + i), q, i);
+        break;
+      case Kind::kAllgather:
+        for (int s2 = 0; s2 < P; ++s2)
+          for (uint64_t i = 0; i < n; ++i) expect(at(q, (s2 * n + i) * 4) == input(s2, i), q, i);
+        break;
+      case Kind::kAllgatherv: {
+        std::vector<bool> covered(ext[q].out_bytes / 4, false);
+        for (int s2 = 0; s2 < P; ++s2)
+          for (uint64_t i = 0; i < counts_el[s2]; ++i) {
+            expect(at(q, (displs_el[s2] + i) * 4) == input(s2, i), q, i);
+            covered[displs_el[s2] + i] = true;
+          }
+        for (uint64_t i = 0; i < covered.size(); ++i)  // the gaps stay as they were
+          if (!covered[i]) expect(untouched(q, i * 4), q, i);
+        break;
+      }
+    }
+  }
+  CHECK(bad == 0);
+}
+
+void every_kind() {
+  const uint64_t counts[kMaxRanks] = {5, 0, 17, 1, 64, 3, 0, 9};
+  const uint64_t gaps[kMaxRanks] = {0, 7, 9, 40, 50, 130, 140, 150};  // displacements with gaps
+  for (int P = 1; P <= kMaxRanks; ++P) {
+    for (uint64_t n : {1ull, 3ull, 37ull, 1000ull}) {
+      for (Kind k : {Kind::kAllreduce, Kind::kReduceScatterBlock, Kind::kScan, Kind::kExscan,
+                     Kind::kAlltoall, Kind::kAllgather}) {
+        simulate(k, P, 0, false, n, nullptr, nullptr);
+        if (k == Kind::kAllreduce || k == Kind::kAllgather) simulate(k, P, 0, true, n, nullptr, nullptr);
+      }
+      for (int root = 0; root < P; ++root)
+        for (Kind k : {Kind::kReduce, Kind::kBcast, Kind::kGather, Kind::kScatter}) {
+          simulate(k, P, root, false, n, nullptr, nullptr);
+          if (k != Kind::kBcast) simulate(k, P, root, true, n, nullptr, nullptr);
+        }
+    }
+    simulate(Kind::kReduceScatter, P, 0, false, 0, counts, nullptr);
+    simulate(Kind::kAllgatherv, P, 0, false, 0, counts, gaps);
+    simulate(Kind::kAllgatherv, P, 0, true, 0, counts, gaps);
+  }
+  // Pairs of 16 bytes are an element size the planner takes.
+  Buffers b;
+  std::vector<uint8_t> x(64 * 16), y(64 * 16);
+  b.in[0] = x.data();
+  b.out[0] = y.data();
+  b.in[1] = x.data();
+  b.out[1] = y.data();
+  Call c;
+  c.kind = Kind::kAllreduce;
+  c.count = 64;
+  c.elem = 16;
+  mpizip::kernels::tma::Launch l;
+  CHECK(plan(c, 2, 1, b, &l) == Status::kOk && l.nseg == 1 && l.seg[0].bytes % 16 == 0);
+  c.elem = 12;
+  CHECK(plan(c, 2, 1, b, &l) == Status::kInvalidArgument);
+}
+
 }  // namespace
 
 int main() {
   shards();
   plans();
+  every_kind();
   tuning();
   std::printf("tma_plan_test: %d failures\n", failures);
   return failures == 0 ? 0 : 1;

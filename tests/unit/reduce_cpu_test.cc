@@ -107,7 +107,7 @@ S fold1(DType t, Op op, std::initializer_list<S> per_rank) {
   std::vector<const void*> in;
   for (const S& x : v) in.push_back(&x);
   S out{};
-  EXPECT_EQ(cpu::reduce(t, op, in.data(), static_cast<int>(in.size()), &out, 1), Status::kOk);
+  EXPECT_EQ(cpu::reduce(reduce::type_of(t), op, in.data(), static_cast<int>(in.size()), &out, 1), Status::kOk);
   return out;
 }
 
@@ -181,19 +181,19 @@ TEST(ReduceCpu, LongBuffersInPlaceAndEveryType) {
       std::vector<const void*> ptrs;
       for (auto& v : in) ptrs.push_back(v.data());
       std::vector<uint8_t> out(n * eb);
-      ASSERT_EQ(cpu::reduce(t, op, ptrs.data(), 5, out.data(), n), Status::kOk);
+      ASSERT_EQ(cpu::reduce(reduce::type_of(t), op, ptrs.data(), 5, out.data(), n), Status::kOk);
       // Element by element through the fold of one element must agree.
       for (uint64_t i = 0; i < n; i += 997) {
         std::vector<const void*> one;
         for (auto& v : in) one.push_back(v.data() + i * eb);
         std::vector<uint8_t> e(eb);
-        ASSERT_EQ(cpu::reduce(t, op, one.data(), 5, e.data(), 1), Status::kOk);
+        ASSERT_EQ(cpu::reduce(reduce::type_of(t), op, one.data(), 5, e.data(), 1), Status::kOk);
         ASSERT_EQ(std::memcmp(e.data(), out.data() + i * eb, eb), 0) << "element " << i;
       }
       // In place over the first input.
       std::vector<uint8_t> first = in[0];
       ptrs[0] = first.data();
-      ASSERT_EQ(cpu::reduce(t, op, ptrs.data(), 5, first.data(), n), Status::kOk);
+      ASSERT_EQ(cpu::reduce(reduce::type_of(t), op, ptrs.data(), 5, first.data(), n), Status::kOk);
       EXPECT_EQ(first, out);
     }
   }
@@ -202,11 +202,11 @@ TEST(ReduceCpu, LongBuffersInPlaceAndEveryType) {
 TEST(ReduceCpu, RejectsBadArguments) {
   float x = 1, y = 0;
   const void* in[] = {&x, nullptr};
-  EXPECT_EQ(cpu::reduce(DType::kFp32, Op::kSum, in, 0, &y, 1), Status::kInvalidArgument);
-  EXPECT_EQ(cpu::reduce(DType::kFp32, Op::kSum, in, 2, &y, 1), Status::kInvalidArgument);
-  EXPECT_EQ(cpu::reduce(DType::kE4m3, Op::kSum, in, 1, &y, 1), Status::kInvalidArgument);
-  EXPECT_EQ(cpu::reduce(DType::kFp32, static_cast<Op>(9), in, 1, &y, 1), Status::kInvalidArgument);
-  EXPECT_EQ(cpu::reduce(DType::kFp32, Op::kSum, in, 1, &y, 0), Status::kOk);
+  EXPECT_EQ(cpu::reduce(reduce::type_of(DType::kFp32), Op::kSum, in, 0, &y, 1), Status::kInvalidArgument);
+  EXPECT_EQ(cpu::reduce(reduce::type_of(DType::kFp32), Op::kSum, in, 2, &y, 1), Status::kInvalidArgument);
+  EXPECT_EQ(cpu::reduce(reduce::type_of(DType::kE4m3), Op::kSum, in, 1, &y, 1), Status::kInvalidArgument);
+  EXPECT_EQ(cpu::reduce(reduce::type_of(DType::kFp32), static_cast<Op>(9), in, 1, &y, 1), Status::kInvalidArgument);
+  EXPECT_EQ(cpu::reduce(reduce::type_of(DType::kFp32), Op::kSum, in, 1, &y, 0), Status::kOk);
 }
 
 }  // namespace
