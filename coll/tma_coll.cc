@@ -175,8 +175,11 @@ void ring(const Options& o, int nsrc, k::Launch* l) {
 
 // Runs `c` on this rank: `in_user` and `out_user` are the application's input and output (the
 // output buffer's own address where the input is MPI_IN_PLACE; either unused where extents() gives
-// it no bytes). `can` is this rank's own fact that it can take part (contiguous datatypes, say):
-// where any rank cannot, every rank passes the call on (*handled false).
+// it no bytes). `can` is this rank's own fact that it can take part (contiguous datatypes, say);
+// a rank takes part only with its buffers in device memory, since host buffers are the MPI
+// library's (moving them through the GPU made host allgathers of 128 KiB-4 MiB 1.1-3x slower than
+// the library's, osu-bench/results/README.md, "No harm" of 2026-12-05). Where any rank cannot,
+// every rank passes the call on (*handled false).
 Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* out_user,
            kernels::reduce::Type t, kernels::reduce::Op op, MPI_Comm comm, const Options& o,
            bool can, bool* handled) {
@@ -188,6 +191,8 @@ Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* ou
   // Bytes of the output the collective leaves alone, which a staged output must keep: an in-place
   // input that stays where it is, and an allgatherv's gaps.
   const bool out_keeps = e.in_inside_out || c.kind == Kind::kAllgatherv;
+  can = can && (e.in_bytes == 0 || e.in_inside_out || platform::is_device_pointer(in_user)) &&
+        (e.out_bytes == 0 || platform::is_device_pointer(out_user));
 
   void* stream = nullptr;
   if (!ok(k::engine_stream(&stream))) stream = nullptr;

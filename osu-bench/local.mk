@@ -24,7 +24,8 @@ osu_bench_libosubench_la_LIBADD = $(CUDA_LDFLAGS) $(CUDA_LIBS)
 osub_ldadd = osu-bench/libosubench.la $(CUDA_LDFLAGS) $(CUDA_LIBS)
 pkglibexec_PROGRAMS = osu-bench/osu_latency osu-bench/osu_bw osu-bench/osu_bibw \
 	osu-bench/osu_allreduce osu-bench/osu_reduce_scatter osu-bench/osu_allgather \
-	osu-bench/osu_bcast osu-bench/osu_alltoall osu-bench/weight_sync
+	osu-bench/osu_bcast osu-bench/osu_alltoall osu-bench/osu_reduce osu-bench/osu_gather \
+	osu-bench/osu_scatter osu-bench/weight_sync
 osu_bench_osu_latency_SOURCES = osu-bench/osu_latency.cc
 osu_bench_osu_latency_CPPFLAGS = $(osub_cppflags)
 osu_bench_osu_latency_LDADD = $(osub_ldadd)
@@ -40,6 +41,15 @@ osu_bench_osu_allreduce_LDADD = $(osub_ldadd)
 osu_bench_osu_reduce_scatter_SOURCES = osu-bench/osu_reduce_scatter.cc
 osu_bench_osu_reduce_scatter_CPPFLAGS = $(osub_cppflags)
 osu_bench_osu_reduce_scatter_LDADD = $(osub_ldadd)
+osu_bench_osu_reduce_SOURCES = osu-bench/osu_reduce.cc
+osu_bench_osu_reduce_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_reduce_LDADD = $(osub_ldadd)
+osu_bench_osu_gather_SOURCES = osu-bench/osu_gather.cc
+osu_bench_osu_gather_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_gather_LDADD = $(osub_ldadd)
+osu_bench_osu_scatter_SOURCES = osu-bench/osu_scatter.cc
+osu_bench_osu_scatter_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_scatter_LDADD = $(osub_ldadd)
 osu_bench_osu_allgather_SOURCES = osu-bench/osu_allgather.cc
 osu_bench_osu_allgather_CPPFLAGS = $(osub_cppflags)
 osu_bench_osu_allgather_LDADD = $(osub_ldadd)

@@ -62,6 +62,54 @@ TEST(ReduceGpu, MatchesTheCpuBitForBit) {
   }
 }
 
+// The integer and pair types under every op MPI defines on them: random bits (pairs with few
+// distinct values, so that MINLOC and MAXLOC meet ties), the GPU's bits against the CPU's.
+TEST(ReduceGpu, IntegersAndPairsMatchTheCpu) {
+  using reduce::Type;
+  const Type types[] = {Type::kI8,  Type::kU8,  Type::kI16, Type::kU16,      Type::kI32,
+                        Type::kU32, Type::kI64, Type::kU64, Type::kFloatInt, Type::kDoubleInt,
+                        Type::kLongInt, Type::k2Int, Type::kShortInt};
+  int checked = 0;
+  for (Type t : types) {
+    for (int o = 1; o <= 12; ++o) {
+      const Op op = static_cast<Op>(o);
+      if (!reduce::valid(t, op)) continue;
+      const uint64_t eb = reduce::type_bytes(t);
+      for (uint64_t count : {uint64_t{1}, uint64_t{17}, uint64_t{100003}}) {
+        const int n = 5;
+        std::vector<std::vector<uint8_t>> host(n, std::vector<uint8_t>(count * eb));
+        uint64_t x = 0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(t) * 16 + o) + count;
+        for (auto& h : host)
+          for (size_t i = 0; i < h.size(); ++i) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            h[i] = static_cast<uint8_t>(reduce::is_pair(t) && (i % eb) < 4 ? (x % 3) : x);
+          }
+        std::vector<const void*> cpu_in, gpu_in;
+        std::vector<void*> dev;
+        for (auto& h : host) {
+          void* d = nullptr;
+          ASSERT_EQ(cudaMalloc(&d, h.size()), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy(d, h.data(), h.size(), cudaMemcpyHostToDevice), cudaSuccess);
+          dev.push_back(d);
+          cpu_in.push_back(h.data());
+          gpu_in.push_back(d);
+        }
+        std::vector<uint8_t> want(count * eb), got(count * eb);
+        ASSERT_EQ(cpu::reduce(t, op, cpu_in.data(), n, want.data(), count), Status::kOk);
+        void* out = nullptr;
+        ASSERT_EQ(cudaMalloc(&out, want.size()), cudaSuccess);
+        ASSERT_EQ(gpu::reduce(t, op, gpu_in.data(), n, out, count, 0, nullptr), Status::kOk);
+        ASSERT_EQ(cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_TRUE(got == want) << "type " << int(t) << " op " << o << " count " << count;
+        cudaFree(out);
+        for (void* d : dev) cudaFree(d);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 3 * (8 * 10 + 5 * 2));
+}
+
 TEST(ReduceGpu, RejectsBadArguments) {
   const void* in[1] = {nullptr};
   float* d = nullptr;
