@@ -389,12 +389,12 @@ void TwoShot::drain(Status s) {
     const bool mine = !plan_.piece(me_, j).empty();
     for (int q = 0; q < nranks_; ++q) {
       if (q == me_) continue;
-      if (!plan_.piece(q, j).empty() && !posted_before_drain(j, q, kRsOut)) {
+      if (!plan_.piece(q, j).empty() && rs_flows(me_, q) && !posted_before_drain(j, q, kRsOut)) {
         Status st = post_empty(q, make_tag(seq_, Kind::kReduceScatter, j),
                                &drain_sends_.emplace_back());
         if (!ok(st)) return abort(st);
       }
-      if (mine && !posted_before_drain(j, q, kAgOut)) {
+      if (mine && ag_flows(me_, q) && !posted_before_drain(j, q, kAgOut)) {
         Status st = post_empty(q, make_tag(seq_, Kind::kAllgather, j), &drain_sends_.emplace_back());
         if (!ok(st)) return abort(st);
       }
@@ -436,7 +436,9 @@ Status TwoShot::advance_drain() {
       while (l.next < plan_.pieces() && l.t == nullptr) {
         const uint64_t j = l.next++;
         const int owner = l.kind == Kind::kReduceScatter ? me_ : l.peer;
-        if (plan_.piece(owner, j).empty() || posted_before_drain(j, l.peer, bit)) continue;
+        const bool flows = l.kind == Kind::kReduceScatter ? rs_flows(l.peer, me_)
+                                                          : ag_flows(l.peer, me_);
+        if (plan_.piece(owner, j).empty() || !flows || posted_before_drain(j, l.peer, bit)) continue;
         MPIZIP_CHECK(post_recv(l.sink.data(), l.sink.size(), Memory::kHost, l.peer,
                                make_tag(seq_, l.kind, j), &l.t));
       }
@@ -469,7 +471,8 @@ void TwoShot::finish() {
 Status start_allreduce(const Channel& ch, const AllreduceArgs& args, uint64_t seq,
                        std::unique_ptr<platform::Operation>* op) {
   if (ch.transport == nullptr || ch.resources == nullptr || ch.nranks < 2 ||
-      ch.nranks > kMaxRanks || !kernels::reduce::dtype_reducible(args.dtype)) {
+      ch.nranks > kMaxRanks || !kernels::reduce::dtype_reducible(args.dtype) ||
+      args.root >= ch.nranks) {
     return Status::kInvalidArgument;
   }
   auto two = std::make_unique<TwoShot>(ch, args, seq);

@@ -108,6 +108,12 @@ struct AllreduceArgs {
                               // output is copied into the output first, and the collective runs in
                               // place
   std::function<void(const Traffic&)> on_complete;  // called once when the collective completes
+  // -1: an allreduce. A rank: a broadcast from that rank instead, by the same engine (a
+  // scatter-allgather broadcast): the root's shard r goes to rank r (compressed once, by the root),
+  // and each rank sends its shard to every rank but the root (compressed once, by that rank), so
+  // every byte crosses each link compressed; input and output are the broadcast's buffer, and op
+  // is MAX (a fold of the root's piece alone under MAX is that piece, bit for bit).
+  int root = -1;
 };
 
 // Starts the two-shot allreduce numbered `seq` on the communicator (every rank numbers its

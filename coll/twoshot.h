@@ -147,6 +147,11 @@ class TwoShot : public platform::Operation {
   // Every transfer, fence and step of the piece is done: its slot is free.
   bool piece_done(const Piece& p) const;
 
+  // Whether rank `from` sends rank `to` its reduce-scatter (all-gather) message of a piece: always
+  // in an allreduce; in a broadcast the reduce-scatter comes from the root alone and the
+  // all-gather goes to every rank but the root (AllreduceArgs::root).
+  bool rs_flows(int from, int to) const { return from != to && (a_.root < 0 || from == a_.root); }
+  bool ag_flows(int from, int to) const { return from != to && (a_.root < 0 || to != a_.root); }
   // Whether a piece of `n` elements travels compressed from this rank to `peer`, or from `peer`.
   bool compressed_to(int peer, uint64_t n) const;
   bool compressed_from(int peer, uint64_t n) const;

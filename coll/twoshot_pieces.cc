@@ -61,7 +61,7 @@ Status TwoShot::start_piece(Piece& p) {
   const Memory land_space = staged_ ? Memory::kHost : space_;
   const Range mine = plan_.piece(me_, p.j);
   if (!mine.empty()) {
-    p.inputs[me_] = in_at(mine.begin);
+    if (a_.root < 0 || me_ == a_.root) p.inputs[me_] = in_at(mine.begin);
     p.folded = false;
   } else {
     p.folded = true;  // nothing to reduce or broadcast
@@ -69,13 +69,13 @@ Status TwoShot::start_piece(Piece& p) {
   for (int q = 0; q < nranks_; ++q) {
     if (q == me_) continue;
     const PeerLayout& pl = layout_.peer[q];
-    if (!mine.empty()) {
+    if (!mine.empty() && rs_flows(q, me_)) {
       const uint64_t bytes = compressed_from(q, mine.size()) ? cap_ : mine.size() * eb_;
       MPIZIP_CHECK(post_recv(landing(p, pl.rs_land), bytes, land_space, q, rs_tag, &p.rs_recv[q]));
       ++p.rs_pending;
     }
     const Range theirs = plan_.piece(q, p.j);
-    if (theirs.empty()) continue;
+    if (theirs.empty() || !ag_flows(q, me_)) continue;
     if (compressed_from(q, theirs.size())) {
       MPIZIP_CHECK(post_recv(landing(p, pl.ag_land), cap_, land_space, q, ag_tag, &p.ag_recv[q]));
     } else if (staged_) {
@@ -92,7 +92,7 @@ Status TwoShot::start_piece(Piece& p) {
   bool enqueued = false;
   for (int q = 0; q < nranks_; ++q) {
     const Range r = plan_.piece(q, p.j);
-    if (q == me_ || r.empty()) continue;
+    if (q == me_ || r.empty() || !rs_flows(me_, q)) continue;
     const PeerLayout& pl = layout_.peer[q];
     if (compressed_to(q, r.size())) {
       jobs[njobs++] = Job{in_at(r.begin), r.size(), work(p, pl.rs_out), cap_};
@@ -157,7 +157,7 @@ Status TwoShot::rs_sends(Piece& p) {
     }
     for (int q = 0; q < nranks_ && staged_; ++q) {
       const Range r = plan_.piece(q, p.j);
-      if (q == me_ || r.empty() || compressed_to(q, r.size())) continue;
+      if (q == me_ || r.empty() || !rs_flows(me_, q) || compressed_to(q, r.size())) continue;
       MPIZIP_CHECK(post_send(staging(p, layout_.peer[q].rs_stage), r.size() * eb_, Memory::kHost, q,
                              tag, r.size() * eb_, false, &p.rs_send[q]));
     }
@@ -250,19 +250,26 @@ Status TwoShot::fold(Piece& p) {
   const Range mine = plan_.piece(me_, p.j);
   uint8_t* out = out_at(mine.begin);
   FoldInput in[kMaxRanks];
-  int streams = 0;
+  int n = 0, streams = 0;
+  // An allreduce folds every rank's contribution; a broadcast's owner takes the root's alone
+  // (the root's own shard is in its output already).
   for (int q = 0; q < nranks_; ++q) {
-    in[q] = FoldInput{p.inputs[q], p.streams[q], nullptr};
-    if (p.streams[q] == 0) continue;
-    in[q].temp = work(p, layout_.peer[q].rs_temp);
-    ++streams;
+    if (a_.root >= 0 && q != a_.root) continue;
+    in[n] = FoldInput{p.inputs[q], p.streams[q], nullptr};
+    if (p.streams[q] != 0) {
+      in[n].temp = work(p, layout_.peer[q].rs_temp);
+      ++streams;
+    }
+    ++n;
   }
-  MPIZIP_CHECK(backend_->fold(a_.dtype, a_.op, in, nranks_, out, mine.size(),
-                              results(p, kRsDecode) + p.rs_decodes));
-  p.rs_decodes += streams;
+  if (a_.root < 0 || me_ != a_.root) {
+    MPIZIP_CHECK(backend_->fold(a_.dtype, a_.op, in, n, out, mine.size(),
+                                results(p, kRsDecode) + p.rs_decodes));
+    p.rs_decodes += streams;
+  }
   bool any_to = false, any_raw = false;
   for (int q = 0; q < nranks_; ++q) {
-    if (q == me_) continue;
+    if (!ag_flows(me_, q)) continue;
     if (compressed_to(q, mine.size()))
       any_to = true;
     else
@@ -302,7 +309,7 @@ Status TwoShot::ag_sends(Piece& p) {
     const Result& enc = *results(p, kAgEncode);
     bool stage = false;
     for (int q = 0; q < nranks_; ++q) {
-      if (q == me_) continue;
+      if (!ag_flows(me_, q)) continue;
       if (p.poisoned) {
         MPIZIP_CHECK(post_empty(q, tag, &p.ag_send[q]));
       } else if (compressed_to(q, mine.size())) {
@@ -337,7 +344,7 @@ Status TwoShot::ag_sends(Piece& p) {
     if (!done) return Status::kOk;
     p.ag_fence.reset();
     for (int q = 0; q < nranks_; ++q) {
-      if (q == me_ || !compressed_to(q, mine.size())) continue;
+      if (!ag_flows(me_, q) || !compressed_to(q, mine.size())) continue;
       MPIZIP_CHECK(post_send(staging(p, layout_.ag_stage_c), p.ag_bytes, Memory::kHost, q, tag,
                              bytes, true, &p.ag_send[q]));
     }

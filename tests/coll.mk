@@ -9,6 +9,11 @@ tests_coll_allreduce_test_SOURCES = tests/coll/allreduce_test.cc tests/coll/allr
 tests_coll_allreduce_test_LDADD = -ldl
 TESTS += tests/coll/allreduce.sh
 EXTRA_DIST += tests/coll/allreduce.sh
+check_PROGRAMS += tests/coll/bcast_test
+tests_coll_bcast_test_SOURCES = tests/coll/bcast_test.cc tests/coll/allreduce_check.h
+tests_coll_bcast_test_LDADD = -ldl
+TESTS += tests/coll/bcast.sh
+EXTRA_DIST += tests/coll/bcast.sh
 
 if HAVE_GTEST
 check_PROGRAMS += tests/unit/coll_plan_test tests/unit/reduce_cpu_test tests/unit/reduce_types_test

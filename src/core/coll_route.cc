@@ -92,9 +92,10 @@ coll::Policy policy(const Settings& st) {
   return p;
 }
 
-// Starts the two-shot, in the memory of the output buffer (coll::AllreduceArgs).
+// Starts the two-shot, in the memory of the output buffer (coll::AllreduceArgs); with `root` a
+// rank, the broadcast from it by the same engine (AllreduceArgs::root).
 Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count, MPI_Comm comm,
-                  std::unique_ptr<platform::Operation>* op) {
+                     std::unique_ptr<platform::Operation>* op, int root = -1) {
   // route() found the collectives' part of the context; the operation holds a reference.
   const std::shared_ptr<CommContext>& c = r.context;
   coll::Channel ch;
@@ -109,7 +110,10 @@ Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int cou
   a.output = recvbuf;
   a.count = static_cast<uint64_t>(count);
   a.dtype = r.dtype;
-  a.op = r.op;
+  // A broadcast's owner "folds" the root's piece alone: under MAX a fold of one operand is that
+  // operand, bit for bit (SUM would make its NaNs canonical, kernels/reduce.h).
+  a.op = root >= 0 ? kernels::reduce::Op::kMax : r.op;
+  a.root = root;
   a.device = platform::is_device_pointer(recvbuf);
   a.input_device = a.input == recvbuf ? a.device : platform::is_device_pointer(a.input);
   // The operation holds the state: it may complete after the communicator is freed.
@@ -330,6 +334,19 @@ int routed_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm com
     a.out = buf;
     a.can = contiguous(type);
     if (auto rc = on_engine(comm, a, "MPI_Bcast (intra-node)", std::nullopt)) return *rc;
+  }
+  // Across nodes: the two-shot's scatter-allgather broadcast, float types compressed on the wire,
+  // where the two-shot would take an allreduce of the same count and type (route(), from what
+  // every rank shares).
+  if (count > 0 && comm != MPI_COMM_NULL) {
+    auto r = route(count, type, MPI_SUM, comm);
+    if (r && root >= 0 && root < r->state->size &&
+        (!r->context->nodes.one_node() || comm_settings(r->state).force_internode)) {
+      std::unique_ptr<platform::Operation> o;
+      Status s = start_twoshot(*r, buf, buf, count, comm, &o, root);
+      if (ok(s)) s = drive(*o);
+      return raise(comm, s, "MPI_Bcast");
+    }
   }
   return bcast(buf, count, type, root, comm);
 }

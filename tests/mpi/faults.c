@@ -110,6 +110,12 @@ static int run_allreduce(int n, int size) {
   if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
   CHECK(rc != MPI_SUCCESS, "non-blocking allreduce: expected an error, got success");
   if (rc != MPI_SUCCESS) printf("faults: allreduce: rank %d: non-blocking allreduce failed: %s\n", rank, error_text(rc));
+  // A broadcast between nodes runs on the same engine (AllreduceArgs::root): it fails the same way
+  // on every rank that receives, while the root, which needs nothing from the others, completes.
+  memcpy(y, x, sizeof(float) * (size_t)n);  // x stays the next allreduce's input
+  rc = MPI_Bcast(y, n, MPI_FLOAT, 0, comm);
+  CHECK(rank == 0 ? rc == MPI_SUCCESS : rc != MPI_SUCCESS, "broadcast: rc %d on rank %d", rc, rank);
+  if (rc != MPI_SUCCESS) printf("faults: allreduce: rank %d: broadcast failed: %s\n", rank, error_text(rc));
   // The communicator still works: a message around the ring, and an allreduce of one piece.
   float small[16], got[16], want[16];
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;

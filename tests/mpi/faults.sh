@@ -12,7 +12,8 @@
 #   - a rank whose part of a two-shot allreduce fails after the hellos (MPIZIP_FAULT=allreduce on
 #     rank 1, as exhausted device memory would; 2 and 4 ranks, compressed and raw pieces, over the
 #     MPI library and over UCX): every rank's allreduce returns an error, blocking and
-#     non-blocking (the failing rank's own class; MPIZip's peer-failure code on the others), the
+#     non-blocking, and a broadcast from rank 0 on every rank but the root (the failing rank's
+#     own class; MPIZip's peer-failure code on the others), the
 #     failing rank and its peers each say why in the log, and the next messages and allreduce are
 #     exact;
 #   - a rank that dies mid-transfer: the launcher ends the job (neither Open MPI 4 nor MPICH lets
@@ -86,8 +87,14 @@ for np in ${FAULTS_ALLREDUCE_RANKS:-2 4}; do
           fail "$what: rank $r: expected 2 failed allreduces"
         r=$((r + 1))
       done
-      [ "$(echo "$out" | grep -c "\[mpizip 1\] warn: MPI_Allreduce: this rank's part failed (out of memory)")" = 2 ] ||
-        fail "$what: rank 1 did not say twice that its part failed"
+      r=1
+      while [ $r -lt $np ]; do
+        echo "$out" | grep -q "faults: allreduce: rank $r: broadcast failed" ||
+          fail "$what: rank $r: the broadcast did not fail"
+        r=$((r + 1))
+      done
+      [ "$(echo "$out" | grep -c "\[mpizip 1\] warn: MPI_Allreduce: this rank's part failed (out of memory)")" = 3 ] ||
+        fail "$what: rank 1 did not say three times (two allreduces, a broadcast) that its part failed"
       echo "$out" | grep -q "\[mpizip 0\] warn: MPI_Allreduce: rank [0-9]* sent piece [0-9]* empty" ||
         fail "$what: rank 0 did not say that a peer's part failed"
       [ "$(echo "$out" | grep -c "rank 0: .*allreduce failed: MPIZip: another rank's part of the operation failed")" = 2 ] ||

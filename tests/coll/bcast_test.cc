@@ -1,0 +1,95 @@
+// MPI_Bcast of float types under MPIZip, on host buffers, driven by tests/coll/bcast.sh: for every
+// type (MPI_FLOAT, MPI_DOUBLE, and MPIZIP_BF16 and MPIZIP_FP16 when MPIZip is loaded), root (0, 1,
+// the last rank) and count (1, P - 1, P + 1, 1000, 4097 and 1000003), every rank's buffer must end
+// bit for bit the root's data, NaN payloads, infinities, signed zeros and subnormals included; the
+// bytes the call does not cover (a guard after the buffer) must stay as they were. Between nodes
+// MPIZip runs the broadcast on its two-shot engine (a scatter-allgather, pieces compressed on the
+// wire: coll/allreduce.h, AllreduceArgs::root); the script checks that from the statistics. Also
+// broadcasts interleaved with point-to-point traffic, and a broadcast of MPI_INT (the MPI
+// library's).
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "tests/coll/allreduce_check.h"
+
+namespace {
+
+using namespace allreduce_check;
+
+constexpr size_t kGuard = 64;
+
+
+// The root's data for a case: ordinary values with the special bit patterns mixed in.
+std::vector<uint8_t> data_of(const Type& t, uint64_t count, uint64_t seed) {
+  std::vector<uint8_t> v(count * t.bytes);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (uint64_t i = 0; i < count; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    uint8_t* e = v.data() + i * t.bytes;
+    if (x % 13 == 0) {  // a raw bit pattern: NaNs with payloads, infinities, subnormals, zeros
+      std::memcpy(e, &x, t.bytes);
+    } else {
+      store(t, static_cast<float>(static_cast<int64_t>(x % 20001) - 10000) / 4096.0f, e);
+    }
+  }
+  return v;
+}
+
+void one(const Type& t, int root, uint64_t count, uint64_t seed) {
+  const std::vector<uint8_t> want = data_of(t, count, seed);
+  std::vector<uint8_t> buf(want.size() + kGuard, 0xA5);
+  if (rank == root) std::memcpy(buf.data(), want.data(), want.size());
+  const int rc = MPI_Bcast(buf.data(), static_cast<int>(count), t.mpi, root, MPI_COMM_WORLD);
+  bool good = rc == MPI_SUCCESS && std::memcmp(buf.data(), want.data(), want.size()) == 0;
+  for (size_t i = 0; i < kGuard; ++i) good = good && buf[want.size() + i] == 0xA5;
+  if (!good) {
+    ++failures;
+    std::fprintf(stderr, "rank %d: MPI_Bcast %s root %d count %llu: wrong (rc %d)\n", rank,
+                 t.name, root, static_cast<unsigned long long>(count), rc);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  const std::vector<Type> types = test_types(mpizip_active());
+  uint64_t seed = 1;
+  const uint64_t P = static_cast<uint64_t>(nranks);
+  for (const Type& t : types)
+    for (int root : {0, 1 % nranks, nranks - 1})
+      for (uint64_t count : {uint64_t{1}, P - 1, P + 1, uint64_t{1000}, uint64_t{4097},
+                             uint64_t{1000003}})
+        if (count > 0) one(t, root, count, seed++);
+  // Broadcasts between point-to-point messages on the same communicator.
+  for (int i = 0; i < 20; ++i) {
+    int token = i, got = -1;
+    const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+    MPI_Sendrecv(&token, 1, MPI_INT, next, 7, &got, 1, MPI_INT, prev, 7, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    if (got != i) ++failures;
+    one(types[i % types.size()], i % nranks, 70001 + static_cast<uint64_t>(i), 500 + i);
+  }
+  // An integer broadcast: the MPI library's.
+  std::vector<int> ints(100000, rank == 0 ? 42 : 0);
+  MPI_Bcast(ints.data(), static_cast<int>(ints.size()), MPI_INT, 0, MPI_COMM_WORLD);
+  for (int v : ints) {
+    if (v != 42) {
+      ++failures;
+      break;
+    }
+  }
+  long mine = failures, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("bcast_test: %d ranks, %ld failures\n", nranks, all);
+  MPI_Finalize();
+  return all == 0 ? 0 : 1;
+}
