@@ -149,9 +149,21 @@ class TwoShot : public platform::Operation {
 
   // Whether rank `from` sends rank `to` its reduce-scatter (all-gather) message of a piece: always
   // in an allreduce; in a broadcast the reduce-scatter comes from the root alone and the
-  // all-gather goes to every rank but the root (AllreduceArgs::root).
-  bool rs_flows(int from, int to) const { return from != to && (a_.root < 0 || from == a_.root); }
-  bool ag_flows(int from, int to) const { return from != to && (a_.root < 0 || to != a_.root); }
+  // all-gather goes to every rank but the root; an allgather has no reduce-scatter
+  // (AllreduceArgs::shape).
+  bool rs_flows(int from, int to) const {
+    using S = AllreduceArgs::Shape;
+    return from != to && (a_.shape == S::kAllreduce || (a_.shape == S::kBcast && from == a_.root));
+  }
+  bool ag_flows(int from, int to) const {
+    return from != to && (a_.shape != AllreduceArgs::Shape::kBcast || to != a_.root);
+  }
+  // Whether this rank folds its shard: not where its shard is in its output already (a broadcast's
+  // root, every rank of an allgather).
+  bool folds() const {
+    using S = AllreduceArgs::Shape;
+    return a_.shape == S::kAllreduce || (a_.shape == S::kBcast && me_ != a_.root);
+  }
   // Whether a piece of `n` elements travels compressed from this rank to `peer`, or from `peer`.
   bool compressed_to(int peer, uint64_t n) const;
   bool compressed_from(int peer, uint64_t n) const;

@@ -61,7 +61,9 @@ Status TwoShot::start_piece(Piece& p) {
   const Memory land_space = staged_ ? Memory::kHost : space_;
   const Range mine = plan_.piece(me_, p.j);
   if (!mine.empty()) {
-    if (a_.root < 0 || me_ == a_.root) p.inputs[me_] = in_at(mine.begin);
+    if (a_.shape == AllreduceArgs::Shape::kAllreduce ||
+        (a_.shape == AllreduceArgs::Shape::kBcast && me_ == a_.root))
+      p.inputs[me_] = in_at(mine.begin);
     p.folded = false;
   } else {
     p.folded = true;  // nothing to reduce or broadcast
@@ -254,7 +256,9 @@ Status TwoShot::fold(Piece& p) {
   // An allreduce folds every rank's contribution; a broadcast's owner takes the root's alone
   // (the root's own shard is in its output already).
   for (int q = 0; q < nranks_; ++q) {
-    if (a_.root >= 0 && q != a_.root) continue;
+    if (a_.shape == AllreduceArgs::Shape::kBcast ? q != a_.root
+                                                 : a_.shape == AllreduceArgs::Shape::kAllgather)
+      continue;
     in[n] = FoldInput{p.inputs[q], p.streams[q], nullptr};
     if (p.streams[q] != 0) {
       in[n].temp = work(p, layout_.peer[q].rs_temp);
@@ -262,7 +266,7 @@ Status TwoShot::fold(Piece& p) {
     }
     ++n;
   }
-  if (a_.root < 0 || me_ != a_.root) {
+  if (folds()) {
     MPIZIP_CHECK(backend_->fold(a_.dtype, a_.op, in, n, out, mine.size(),
                                 results(p, kRsDecode) + p.rs_decodes));
     p.rs_decodes += streams;

@@ -92,10 +92,12 @@ coll::Policy policy(const Settings& st) {
   return p;
 }
 
-// Starts the two-shot, in the memory of the output buffer (coll::AllreduceArgs); with `root` a
-// rank, the broadcast from it by the same engine (AllreduceArgs::root).
+// Starts the two-shot, in the memory of the output buffer (coll::AllreduceArgs): an allreduce,
+// or the broadcast from `root` or the allgather that the same engine runs (AllreduceArgs::shape).
 Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count, MPI_Comm comm,
-                     std::unique_ptr<platform::Operation>* op, int root = -1) {
+                     std::unique_ptr<platform::Operation>* op,
+                     coll::AllreduceArgs::Shape shape = coll::AllreduceArgs::Shape::kAllreduce,
+                     int root = 0) {
   // route() found the collectives' part of the context; the operation holds a reference.
   const std::shared_ptr<CommContext>& c = r.context;
   coll::Channel ch;
@@ -112,7 +114,8 @@ Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int cou
   a.dtype = r.dtype;
   // A broadcast's owner "folds" the root's piece alone: under MAX a fold of one operand is that
   // operand, bit for bit (SUM would make its NaNs canonical, kernels/reduce.h).
-  a.op = root >= 0 ? kernels::reduce::Op::kMax : r.op;
+  a.op = shape == coll::AllreduceArgs::Shape::kAllreduce ? r.op : kernels::reduce::Op::kMax;
+  a.shape = shape;
   a.root = root;
   a.device = platform::is_device_pointer(recvbuf);
   a.input_device = a.input == recvbuf ? a.device : platform::is_device_pointer(a.input);
@@ -343,7 +346,8 @@ int routed_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm com
     if (r && root >= 0 && root < r->state->size &&
         (!r->context->nodes.one_node() || comm_settings(r->state).force_internode)) {
       std::unique_ptr<platform::Operation> o;
-      Status s = start_twoshot(*r, buf, buf, count, comm, &o, root);
+      Status s =
+          start_twoshot(*r, buf, buf, count, comm, &o, coll::AllreduceArgs::Shape::kBcast, root);
       if (ok(s)) s = drive(*o);
       return raise(comm, s, "MPI_Bcast");
     }
@@ -411,6 +415,59 @@ int routed_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
   return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
+// Across nodes: an allgather of a float type on the two-shot's engine (its all-gather phase alone,
+// AllreduceArgs::Shape::kAllgather), where the two-shot would take an allreduce of the whole output
+// and each rank's block is a multiple of 16 bytes (so that the engine's shards are the blocks). Each
+// rank first puts its input into its block of the output; a rank whose send datatype is not the
+// contiguous run of the receive type's elements says so in one small allreduce, and every rank then
+// passes the call on. None where the engine does not take the call.
+std::optional<int> allgather_between_nodes(const void* sendbuf, int sendcount,
+                                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                           MPI_Datatype recvtype, MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || recvcount <= 0) return std::nullopt;
+  const int P = comm_size(comm);
+  const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
+  const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
+  if (P < 2 || block % 16 != 0 || total > INT_MAX) return std::nullopt;
+  auto r = route(static_cast<int>(total), recvtype, MPI_SUM, comm);
+  if (!r || (r->context->nodes.one_node() && !comm_settings(r->state).force_internode))
+    return std::nullopt;
+  int me = 0;
+  PMPI_Comm_rank(comm, &me);
+  char* mine = static_cast<char*>(recvbuf) + static_cast<uint64_t>(me) * block;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  int can = in_place || (contiguous(sendtype) &&
+                         static_cast<uint64_t>(sendcount) * type_size(sendtype) == block);
+  if (can && !in_place) {
+    // The input into its block of the output (which the MPI library's allgather writes the same
+    // bytes into, should another rank pass the call on).
+    const bool dst_dev = platform::is_device_pointer(mine);
+    const bool src_dev = platform::is_device_pointer(sendbuf);
+    Status c = Status::kOk;
+    if (dst_dev && src_dev)
+      c = platform::copy_device_to_device(mine, sendbuf, block);
+    else if (dst_dev)
+      c = platform::copy_to_device(mine, sendbuf, block);
+    else if (src_dev)
+      c = platform::copy_to_host(mine, sendbuf, block);
+    else
+      std::memmove(mine, sendbuf, block);
+    if (!ok(c)) {
+      MPIZIP_INFO("MPI_Allgather: the input's copy into the output failed (%s); the MPI library's "
+                  "allgather runs instead", status_string(c));
+      can = 0;
+    }
+  }
+  int all = 0;
+  if (PMPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !all)
+    return std::nullopt;
+  std::unique_ptr<platform::Operation> o;
+  Status s = start_twoshot(*r, recvbuf, recvbuf, static_cast<int>(total), comm, &o,
+                           coll::AllreduceArgs::Shape::kAllgather);
+  if (ok(s)) s = drive(*o);
+  return raise(comm, s, "MPI_Allgather");
+}
+
 int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
@@ -425,6 +482,9 @@ int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
     a.can = (in_place || contiguous(sendtype)) && contiguous(recvtype);
     if (auto rc = on_engine(comm, a, "MPI_Allgather (intra-node)", std::nullopt)) return *rc;
   }
+  if (auto rc = allgather_between_nodes(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                        comm))
+    return *rc;
   return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 

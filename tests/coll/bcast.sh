@@ -1,9 +1,9 @@
 #!/bin/sh
-# MPI_Bcast of float types on host buffers (tests/coll/bcast_test.cc) on 2, 3 and 4 ranks, every
-# rank its own node (MPIZIP_FORCE_INTERNODE=1) with host compression, so that MPIZip runs the
-# broadcast on its two-shot engine with its pieces compressed (the statistics must show compressed
-# messages); then uncompressed (MPIZIP_ALLREDUCE_COMPRESS=0); then with MPIZIP_ALLREDUCE=off (the
-# MPI library's broadcast); and plain MPI. Every run must deliver the root's bits.
+# MPI_Bcast and MPI_Allgather of float types on host buffers (tests/coll/bcast_test.cc) on 2, 3
+# and 4 ranks, every rank its own node (MPIZIP_FORCE_INTERNODE=1) with host compression, so that
+# MPIZip runs them on its two-shot engine with their pieces compressed (the statistics must show
+# compressed messages); then uncompressed (MPIZIP_ALLREDUCE_COMPRESS=0); then with
+# MPIZIP_ALLREDUCE=off (the MPI library's); and plain MPI. Every run must deliver the senders' bits.
 . "$(dirname "$0")/../mpi/lib.sh"
 prog="$MPIZIP_BUILDDIR/tests/coll/bcast_test"
 base="MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 MPIZIP_FORCE_INTERNODE=1 MPIZIP_ALLREDUCE_MIN_BYTES=0"

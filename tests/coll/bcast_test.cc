@@ -1,12 +1,14 @@
-// MPI_Bcast of float types under MPIZip, on host buffers, driven by tests/coll/bcast.sh: for every
-// type (MPI_FLOAT, MPI_DOUBLE, and MPIZIP_BF16 and MPIZIP_FP16 when MPIZip is loaded), root (0, 1,
-// the last rank) and count (1, P - 1, P + 1, 1000, 4097 and 1000003), every rank's buffer must end
-// bit for bit the root's data, NaN payloads, infinities, signed zeros and subnormals included; the
-// bytes the call does not cover (a guard after the buffer) must stay as they were. Between nodes
-// MPIZip runs the broadcast on its two-shot engine (a scatter-allgather, pieces compressed on the
-// wire: coll/allreduce.h, AllreduceArgs::root); the script checks that from the statistics. Also
-// broadcasts interleaved with point-to-point traffic, and a broadcast of MPI_INT (the MPI
-// library's).
+// MPI_Bcast and MPI_Allgather of float types under MPIZip, on host buffers, driven by
+// tests/coll/bcast.sh: for every type (MPI_FLOAT, MPI_DOUBLE, and MPIZIP_BF16 and MPIZIP_FP16 when
+// MPIZip is loaded), root (0, 1, the last rank) and count (1, P - 1, P + 1, 1000, 4097 and
+// 1000003), every rank's buffer must end bit for bit the root's data, NaN payloads, infinities,
+// signed zeros and subnormals included; the bytes the call does not cover (a guard after the
+// buffer) must stay as they were. The allgathers (blocks of 16-byte multiples, which MPIZip's
+// engine takes between nodes, and others, which go to the MPI library; in place and not) must
+// deliver every rank's block. Between nodes MPIZip runs both on its two-shot engine (pieces
+// compressed on the wire: coll/allreduce.h, AllreduceArgs::Shape); the script checks that from the
+// statistics. Also broadcasts interleaved with point-to-point traffic, and a broadcast of MPI_INT
+// (the MPI library's).
 #include <mpi.h>
 
 #include <cstdint>
@@ -55,6 +57,32 @@ void one(const Type& t, int root, uint64_t count, uint64_t seed) {
   }
 }
 
+void gather(const Type& t, uint64_t count, bool in_place, uint64_t seed) {
+  const uint64_t block = count * t.bytes, P = static_cast<uint64_t>(nranks);
+  std::vector<uint8_t> out(block * P + kGuard, 0xA5);
+  const std::vector<uint8_t> mine = data_of(t, count, seed * 31 + static_cast<uint64_t>(rank));
+  int rc;
+  if (in_place) {
+    std::memcpy(out.data() + block * static_cast<uint64_t>(rank), mine.data(), block);
+    rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out.data(), static_cast<int>(count),
+                       t.mpi, MPI_COMM_WORLD);
+  } else {
+    rc = MPI_Allgather(mine.data(), static_cast<int>(count), t.mpi, out.data(),
+                       static_cast<int>(count), t.mpi, MPI_COMM_WORLD);
+  }
+  bool good = rc == MPI_SUCCESS;
+  for (uint64_t q = 0; q < P && good; ++q) {
+    const std::vector<uint8_t> want = data_of(t, count, seed * 31 + q);
+    good = std::memcmp(out.data() + q * block, want.data(), block) == 0;
+  }
+  for (size_t i = 0; i < kGuard; ++i) good = good && out[block * P + i] == 0xA5;
+  if (!good) {
+    ++failures;
+    std::fprintf(stderr, "rank %d: MPI_Allgather %s count %llu%s: wrong (rc %d)\n", rank, t.name,
+                 static_cast<unsigned long long>(count), in_place ? " in place" : "", rc);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,6 +97,9 @@ int main(int argc, char** argv) {
       for (uint64_t count : {uint64_t{1}, P - 1, P + 1, uint64_t{1000}, uint64_t{4097},
                              uint64_t{1000003}})
         if (count > 0) one(t, root, count, seed++);
+  for (const Type& t : types)
+    for (uint64_t count : {uint64_t{8}, uint64_t{1001}, uint64_t{65536}, uint64_t{250000}})
+      for (bool in_place : {false, true}) gather(t, count, in_place, seed++);
   // Broadcasts between point-to-point messages on the same communicator.
   for (int i = 0; i < 20; ++i) {
     int token = i, got = -1;
