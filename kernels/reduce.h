@@ -34,6 +34,7 @@
 // MINLOC, MAXLOC on the value-and-index pairs: see Fold below.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -232,11 +233,36 @@ struct Element<Type::kFp64> {
   }
 };
 
-// MPI's value-and-index pairs, as C lays them out.
+// MPI's value-and-index pairs, as C lays them out (`struct { V v; int k; }`), held as their bytes so
+// that every copy, on the CPU and the GPU alike, keeps the padding bytes too (a copy of a struct of
+// members may leave them out): a fold's result is the bytes of the operand it picked, its index
+// replaced where values tie.
 template <typename V>
-struct Pair {
+struct PairLayout {
   V v;
   int k;
+};
+template <typename V>
+struct alignas(alignof(PairLayout<V>)) Pair {
+  unsigned char b[sizeof(PairLayout<V>)];
+  static constexpr unsigned kIndexAt = offsetof(PairLayout<V>, k);
+  MPIZIP_HD V value() const {
+    V v;
+    copy_bytes(&v, b, sizeof v);
+    return v;
+  }
+  MPIZIP_HD int index() const {
+    int k;
+    copy_bytes(&k, b + kIndexAt, sizeof k);
+    return k;
+  }
+  MPIZIP_HD void set_index(int k) { copy_bytes(b + kIndexAt, &k, sizeof k); }
+
+ private:
+  static MPIZIP_HD void copy_bytes(void* dst, const void* src, unsigned n) {
+    for (unsigned i = 0; i < n; ++i)
+      static_cast<unsigned char*>(dst)[i] = static_cast<const unsigned char*>(src)[i];
+  }
 };
 
 // The storage of each integer and pair type.
@@ -254,6 +280,9 @@ template <> struct Stored<Type::kDoubleInt> { using type = Pair<double>; };
 template <> struct Stored<Type::kLongInt> { using type = Pair<int64_t>; };  // LP64: long is 64-bit
 template <> struct Stored<Type::k2Int> { using type = Pair<int32_t>; };
 template <> struct Stored<Type::kShortInt> { using type = Pair<int16_t>; };
+
+static_assert(sizeof(Pair<double>) == 16 && sizeof(Pair<int16_t>) == 8 && sizeof(Pair<float>) == 8,
+              "pairs as C lays them out");
 
 // Bytes of one element (a pair's with C's padding: MPI_DOUBLE_INT's extent).
 MPIZIP_HD constexpr uint32_t type_bytes(Type t) {
@@ -351,9 +380,10 @@ struct Fold<T, O, std::enable_if_t<is_pair(T)>> {
   using State = Storage;
   static MPIZIP_HD State first(Storage x) { return x; }
   static MPIZIP_HD State next(State a, Storage x) {
-    const bool better = O == Op::kMinloc ? a.v < x.v : a.v > x.v;
+    const auto av = a.value(), xv = x.value();
+    const bool better = O == Op::kMinloc ? av < xv : av > xv;
     if (better) return a;
-    if (a.v == x.v && a.k < x.k) x.k = a.k;
+    if (av == xv && a.index() < x.index()) x.set_index(a.index());
     return x;
   }
   static MPIZIP_HD Storage last(State a) { return a; }

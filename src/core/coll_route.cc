@@ -195,6 +195,29 @@ int comm_size(MPI_Comm comm) {
   return PMPI_Comm_size(comm, &n) == MPI_SUCCESS ? n : 0;
 }
 
+// Whether a collective whose engines would measure it as `bytes` (every rank's measure alike, as
+// the engines' own thresholds use it) passes straight on: smaller than every threshold of an
+// engine, of a type no engine takes at every size (bf16 and fp16 reductions), on a communicator
+// whose settings keep the thresholds (MPIZIP_ALLREDUCE=twoshot takes every size). A few loads and
+// compares, so that the small collectives an application makes by the thousand pay for nothing
+// else (the thresholds are agreed by every rank: settings.def, MPIZIP_AGREED).
+bool small_passes_on(uint64_t bytes, MPI_Datatype type, MPI_Comm comm) {
+  const Settings& process = settings();
+  const uint64_t gate = std::min<uint64_t>(process.tma_min_bytes, process.allreduce_min_bytes);
+  if (!protocol_job_on()) return true;
+  if (bytes >= gate || type == MPIZip_bf16 || type == MPIZip_fp16) return false;
+  return comm_settings(comm_state_find(comm)).allreduce == kAllreduceAuto;
+}
+
+// count x the signature size of `type` (0 for a bad type or count).
+uint64_t bytes_of_call(int count, MPI_Datatype type) {
+  int size = 0;
+  if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+      size <= 0)
+    return 0;
+  return static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
+}
+
 }  // namespace
 
 // A reduce-scatter-block of MPIZIP_BF16 or MPIZIP_FP16 that the engine did not take (time-sliced
@@ -275,6 +298,9 @@ std::optional<coll::tma::Args> reduction_args(Kind kind, const void* sendbuf, vo
 
 int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (small_passes_on(bytes_of_call(recvcount, type) * static_cast<uint64_t>(comm_size(comm)), type,
+                      comm))
+    return reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
   if (auto a = reduction_args(Kind::kReduceScatterBlock, sendbuf, recvbuf, recvcount, type, op)) {
     if (auto rc = on_engine(comm, *a, "MPI_Reduce_scatter_block (intra-node)", a->type)) return *rc;
   }
@@ -286,6 +312,8 @@ int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcoun
 
 int routed_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   int root, MPI_Comm comm) {
+  if (small_passes_on(bytes_of_call(count, type), type, comm))
+    return reduce(sendbuf, recvbuf, count, type, op, root, comm);
   if (auto a = reduction_args(Kind::kReduce, sendbuf, recvbuf, count, type, op)) {
     a->call.root = root;
     if (auto rc = on_engine(comm, *a, "MPI_Reduce (intra-node)", a->type)) return *rc;
@@ -295,6 +323,8 @@ int routed_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype ty
 
 int routed_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm) {
+  if (small_passes_on(bytes_of_call(count, type), type, comm))
+    return scan(sendbuf, recvbuf, count, type, op, comm);
   if (auto a = reduction_args(Kind::kScan, sendbuf, recvbuf, count, type, op)) {
     if (auto rc = on_engine(comm, *a, "MPI_Scan (intra-node)", a->type)) return *rc;
   }
@@ -303,6 +333,8 @@ int routed_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
 
 int routed_exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm) {
+  if (small_passes_on(bytes_of_call(count, type), type, comm))
+    return exscan(sendbuf, recvbuf, count, type, op, comm);
   if (auto a = reduction_args(Kind::kExscan, sendbuf, recvbuf, count, type, op)) {
     if (auto rc = on_engine(comm, *a, "MPI_Exscan (intra-node)", a->type)) return *rc;
   }
@@ -328,6 +360,8 @@ int routed_reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcoun
 }
 
 int routed_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  if (small_passes_on(bytes_of_call(count, type), type, comm))
+    return bcast(buf, count, type, root, comm);
   if (count > 0) {
     coll::tma::Args a;
     a.call.kind = Kind::kBcast;
@@ -400,6 +434,9 @@ int routed_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
 int routed_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (small_passes_on(bytes_of_call(recvcount, recvtype) * static_cast<uint64_t>(comm_size(comm)),
+                      recvtype, comm))
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (block > 0 && recvcount > 0) {
@@ -470,6 +507,9 @@ std::optional<int> allgather_between_nodes(const void* sendbuf, int sendcount,
 
 int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (small_passes_on(bytes_of_call(recvcount, recvtype) * static_cast<uint64_t>(comm_size(comm)),
+                      recvtype, comm))
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (block > 0 && recvcount > 0) {
@@ -529,6 +569,8 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   if (aliased(sendbuf, recvbuf, count)) {
     return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
   }
+  if (small_passes_on(bytes_of_call(count, type), type, comm))
+    return staged_allreduce(sendbuf, recvbuf, count, type, op, comm);
   // Ranks of one node: the intra-node collectives, unless MPIZIP_ALLREDUCE (or the communicator's
   // mpizip_allreduce) asks for another.
   if (comm != MPI_COMM_NULL && comm_settings(comm_state_find(comm)).allreduce == kAllreduceAuto) {
