@@ -85,7 +85,7 @@ osu_bench_common_elem_type_check_SOURCES = osu-bench/common/elem_type_check.cc
 osu_bench_common_elem_type_check_CPPFLAGS = $(osub_cppflags)
 osu_bench_common_elem_type_check_LDADD = $(osub_ldadd)
 TESTS += osu-bench/common/elem_type_check osu-bench/test-osu.sh
-EXTRA_DIST += osu-bench/test-osu.sh osu-bench/README.md osu-bench/call_cost.c
+EXTRA_DIST += osu-bench/test-osu.sh osu-bench/README.md osu-bench/call_cost.c osu-bench/cost_model.py
 
 # The codec benchmarks (osu-bench/codec-*.mk, included by Makefile.am) use osub_cppflags and
 # osub_ldadd from here.
