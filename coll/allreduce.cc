@@ -472,7 +472,8 @@ Status start_allreduce(const Channel& ch, const AllreduceArgs& args, uint64_t se
                        std::unique_ptr<platform::Operation>* op) {
   if (ch.transport == nullptr || ch.resources == nullptr || ch.nranks < 2 ||
       ch.nranks > kMaxRanks || !kernels::reduce::dtype_reducible(args.dtype) ||
-      (args.shape == AllreduceArgs::Shape::kBcast && (args.root < 0 || args.root >= ch.nranks))) {
+      ((args.shape == AllreduceArgs::Shape::kBcast || args.shape == AllreduceArgs::Shape::kReduce) &&
+       (args.root < 0 || args.root >= ch.nranks))) {
     return Status::kInvalidArgument;
   }
   auto two = std::make_unique<TwoShot>(ch, args, seq);

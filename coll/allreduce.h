@@ -108,7 +108,10 @@ struct AllreduceArgs {
                               // output is copied into the output first, and the collective runs in
                               // place
   std::function<void(const Traffic&)> on_complete;  // called once when the collective completes
-  // What the engine runs: an allreduce; a broadcast from `root` (a scatter-allgather broadcast:
+  // What the engine runs: an allreduce; a reduce-scatter (the reduce-scatter phase alone: each
+  // owner's folded shard is in its output, the rest of which it leaves alone); a reduce to `root`
+  // (the reduce-scatter, then each owner's shard to the root alone); a broadcast from `root` (a
+  // scatter-allgather broadcast:
   // the root's shard r goes to rank r, compressed once by the root, and each rank sends its shard
   // to every rank but the root, compressed once by that rank, so every byte crosses each link
   // compressed; input and output are the broadcast's buffer, and op is MAX: a fold of the root's
@@ -116,9 +119,9 @@ struct AllreduceArgs {
   // alone: each rank's shard, which is its block of the output and holds its data already, goes
   // compressed once to every other rank; the caller makes shards the ranks' blocks: a block of a
   // multiple of 16 bytes, coll/plan.h).
-  enum class Shape : uint8_t { kAllreduce, kBcast, kAllgather };
+  enum class Shape : uint8_t { kAllreduce, kReduceScatter, kReduce, kBcast, kAllgather };
   Shape shape = Shape::kAllreduce;
-  int root = 0;  // kBcast
+  int root = 0;  // kReduce, kBcast
 };
 
 // Starts the two-shot allreduce numbered `seq` on the communicator (every rank numbers its

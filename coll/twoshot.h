@@ -153,16 +153,26 @@ class TwoShot : public platform::Operation {
   // (AllreduceArgs::shape).
   bool rs_flows(int from, int to) const {
     using S = AllreduceArgs::Shape;
-    return from != to && (a_.shape == S::kAllreduce || (a_.shape == S::kBcast && from == a_.root));
+    switch (a_.shape) {
+      case S::kBcast: return from != to && from == a_.root;
+      case S::kAllgather: return false;
+      default: return from != to;
+    }
   }
   bool ag_flows(int from, int to) const {
-    return from != to && (a_.shape != AllreduceArgs::Shape::kBcast || to != a_.root);
+    using S = AllreduceArgs::Shape;
+    switch (a_.shape) {
+      case S::kReduceScatter: return false;
+      case S::kReduce: return from != to && to == a_.root;
+      case S::kBcast: return from != to && to != a_.root;
+      default: return from != to;
+    }
   }
   // Whether this rank folds its shard: not where its shard is in its output already (a broadcast's
   // root, every rank of an allgather).
   bool folds() const {
     using S = AllreduceArgs::Shape;
-    return a_.shape == S::kAllreduce || (a_.shape == S::kBcast && me_ != a_.root);
+    return a_.shape != S::kAllgather && (a_.shape != S::kBcast || me_ != a_.root);
   }
   // Whether a piece of `n` elements travels compressed from this rank to `peer`, or from `peer`.
   bool compressed_to(int peer, uint64_t n) const;

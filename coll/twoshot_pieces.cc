@@ -61,8 +61,8 @@ Status TwoShot::start_piece(Piece& p) {
   const Memory land_space = staged_ ? Memory::kHost : space_;
   const Range mine = plan_.piece(me_, p.j);
   if (!mine.empty()) {
-    if (a_.shape == AllreduceArgs::Shape::kAllreduce ||
-        (a_.shape == AllreduceArgs::Shape::kBcast && me_ == a_.root))
+    if (a_.shape != AllreduceArgs::Shape::kAllgather &&
+        (a_.shape != AllreduceArgs::Shape::kBcast || me_ == a_.root))
       p.inputs[me_] = in_at(mine.begin);
     p.folded = false;
   } else {

@@ -92,8 +92,9 @@ coll::Policy policy(const Settings& st) {
   return p;
 }
 
-// Starts the two-shot, in the memory of the output buffer (coll::AllreduceArgs): an allreduce,
-// or the broadcast from `root` or the allgather that the same engine runs (AllreduceArgs::shape).
+// Starts the two-shot, in the memory of the output buffer (coll::AllreduceArgs): an allreduce, or
+// the reduce-scatter, reduce, broadcast or allgather that the same engine runs
+// (AllreduceArgs::shape; `root` for a reduce and a broadcast).
 Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count, MPI_Comm comm,
                      std::unique_ptr<platform::Operation>* op,
                      coll::AllreduceArgs::Shape shape = coll::AllreduceArgs::Shape::kAllreduce,
@@ -112,9 +113,12 @@ Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int cou
   a.output = recvbuf;
   a.count = static_cast<uint64_t>(count);
   a.dtype = r.dtype;
-  // A broadcast's owner "folds" the root's piece alone: under MAX a fold of one operand is that
-  // operand, bit for bit (SUM would make its NaNs canonical, kernels/reduce.h).
-  a.op = shape == coll::AllreduceArgs::Shape::kAllreduce ? r.op : kernels::reduce::Op::kMax;
+  // A broadcast's owner "folds" the root's piece alone (an allgather folds nothing): under MAX a
+  // fold of one operand is that operand, bit for bit (SUM would make its NaNs canonical,
+  // kernels/reduce.h).
+  const bool copies = shape == coll::AllreduceArgs::Shape::kBcast ||
+                      shape == coll::AllreduceArgs::Shape::kAllgather;
+  a.op = copies ? kernels::reduce::Op::kMax : r.op;
   a.shape = shape;
   a.root = root;
   a.device = platform::is_device_pointer(recvbuf);
@@ -296,6 +300,109 @@ std::optional<coll::tma::Args> reduction_args(Kind kind, const void* sendbuf, vo
 
 }  // namespace
 
+namespace {
+
+// Scratch memory in device or host memory, from MPIZip's pools.
+struct Scratch {
+  platform::DeviceBuffer device;
+  platform::HostBuffer host;
+  uint8_t* data = nullptr;
+  Status take(uint64_t bytes, bool on_device) {
+    const Status s = on_device ? device.resize(bytes) : host.resize(bytes);
+    data = ok(s) ? (on_device ? device.data() : host.data()) : nullptr;
+    return s;
+  }
+};
+
+// Whether every rank of `comm` says yes (one small allreduce; no where it fails).
+bool every_rank(bool mine, MPI_Comm comm) {
+  int in = mine ? 1 : 0, all = 0;
+  return PMPI_Allreduce(&in, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all == 1;
+}
+
+// Copies `bytes` between any two buffers, host or device.
+Status copy_any(void* dst, const void* src, uint64_t bytes) {
+  const bool dd = platform::is_device_pointer(dst), sd = platform::is_device_pointer(src);
+  if (dd && sd) return platform::copy_device_to_device(dst, src, bytes);
+  if (dd) return platform::copy_to_device(dst, src, bytes);
+  if (sd) return platform::copy_to_host(dst, src, bytes);
+  std::memmove(dst, src, bytes);
+  return Status::kOk;
+}
+
+// Whether the two-shot route `r` is one between nodes (every rank its own node under
+// MPIZIP_FORCE_INTERNODE), where compression pays.
+bool between_nodes(const Route& r) {
+  return !r.context->nodes.one_node() || comm_settings(r.state).force_internode;
+}
+
+// Runs the two-shot in `shape` and reports it as `what`.
+int run_twoshot(const Route& r, const void* in, void* out, int count, MPI_Comm comm,
+                coll::AllreduceArgs::Shape shape, int root, const char* what) {
+  std::unique_ptr<platform::Operation> o;
+  Status s = start_twoshot(r, in, out, count, comm, &o, shape, root);
+  if (ok(s)) s = drive(*o);
+  return raise(comm, s, what);
+}
+
+// MPI_Reduce_scatter_block between nodes: the two-shot's reduce-scatter phase alone
+// (AllreduceArgs::Shape::kReduceScatter), where the two-shot would take an allreduce of the whole
+// input and each block is a multiple of 16 bytes (the engine's shards are then the blocks): the
+// owner folds its block into scratch memory, from which it is copied to the output. Half the
+// traffic of the allreduce and its copy. Every rank agrees first that its scratch memory was
+// there (one small allreduce); none where the engine does not take the call.
+std::optional<int> reduce_scatter_between_nodes(const void* sendbuf, void* recvbuf, int recvcount,
+                                                MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || recvcount <= 0) return std::nullopt;
+  const int P = comm_size(comm);
+  const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
+  if (P < 2 || total > INT_MAX) return std::nullopt;
+  auto r = route(static_cast<int>(total), type, op, comm);
+  if (!r || !between_nodes(*r)) return std::nullopt;
+  const uint64_t eb = format::elem_bytes(r->dtype), block = static_cast<uint64_t>(recvcount) * eb;
+  if (block % 16 != 0) return std::nullopt;
+  Scratch scratch;
+  const bool have = ok(scratch.take(block * static_cast<uint64_t>(P),
+                                    platform::is_device_pointer(recvbuf)));
+  if (!every_rank(have, comm)) return std::nullopt;
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  const int rc = run_twoshot(*r, input, scratch.data, static_cast<int>(total), comm,
+                             coll::AllreduceArgs::Shape::kReduceScatter, 0,
+                             "MPI_Reduce_scatter_block");
+  if (rc != MPI_SUCCESS) return rc;
+  int me = 0;
+  PMPI_Comm_rank(comm, &me);
+  const Status c = copy_any(recvbuf, scratch.data + static_cast<uint64_t>(me) * block, block);
+  return ok(c) ? MPI_SUCCESS : raise(comm, c, "MPI_Reduce_scatter_block: its block's copy");
+}
+
+// MPI_Reduce between nodes: the reduce-scatter, then each owner's shard to the root alone
+// (AllreduceArgs::Shape::kReduce), where the two-shot would take an allreduce of the same call; the
+// other ranks fold their shards into scratch memory. Every rank agrees first that its scratch
+// memory was there; none where the engine does not take the call.
+std::optional<int> reduce_between_nodes(const void* sendbuf, void* recvbuf, int count,
+                                        MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || count <= 0) return std::nullopt;
+  auto r = route(count, type, op, comm);
+  if (!r || !between_nodes(*r) || root < 0 || root >= r->state->size) return std::nullopt;
+  int me = 0;
+  PMPI_Comm_rank(comm, &me);
+  Scratch scratch;
+  bool have = true;
+  void* out = recvbuf;
+  if (me != root) {
+    have = ok(scratch.take(static_cast<uint64_t>(count) * format::elem_bytes(r->dtype),
+                           platform::is_device_pointer(sendbuf)));
+    out = scratch.data;
+  }
+  if (!every_rank(have, comm)) return std::nullopt;
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  return run_twoshot(*r, input, out, count, comm, coll::AllreduceArgs::Shape::kReduce, root,
+                     "MPI_Reduce");
+}
+
+}  // namespace
+
 int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (small_passes_on(bytes_of_call(recvcount, type) * static_cast<uint64_t>(comm_size(comm)), type,
@@ -304,6 +411,8 @@ int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcoun
   if (auto a = reduction_args(Kind::kReduceScatterBlock, sendbuf, recvbuf, recvcount, type, op)) {
     if (auto rc = on_engine(comm, *a, "MPI_Reduce_scatter_block (intra-node)", a->type)) return *rc;
   }
+  if (auto rc = reduce_scatter_between_nodes(sendbuf, recvbuf, recvcount, type, op, comm))
+    return *rc;
   bool handled = false;
   int rc = narrow_reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, &handled);
   if (handled) return rc;
@@ -318,6 +427,7 @@ int routed_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype ty
     a->call.root = root;
     if (auto rc = on_engine(comm, *a, "MPI_Reduce (intra-node)", a->type)) return *rc;
   }
+  if (auto rc = reduce_between_nodes(sendbuf, recvbuf, count, type, op, root, comm)) return *rc;
   return reduce(sendbuf, recvbuf, count, type, op, root, comm);
 }
 

@@ -1,4 +1,5 @@
-// MPI_Bcast and MPI_Allgather of float types under MPIZip, on host buffers, driven by
+// MPI_Bcast, MPI_Allgather, MPI_Reduce_scatter_block and MPI_Reduce of float types under MPIZip,
+// on host buffers, driven by
 // tests/coll/bcast.sh: for every type (MPI_FLOAT, MPI_DOUBLE, and MPIZIP_BF16 and MPIZIP_FP16 when
 // MPIZip is loaded), root (0, 1, the last rank) and count (1, P - 1, P + 1, 1000, 4097 and
 // 1000003), every rank's buffer must end bit for bit the root's data, NaN payloads, infinities,
@@ -83,6 +84,54 @@ void gather(const Type& t, uint64_t count, bool in_place, uint64_t seed) {
   }
 }
 
+// MPI_Reduce_scatter_block and MPI_Reduce of every type and op: between nodes MPIZip runs them on
+// its two-shot (its fixed rank-order fold, compared bit for bit: kernels/reduce.h), elsewhere the
+// MPI library (compared within tolerance: --library).
+bool library_runs = false;
+
+void reductions(const Type& t, const OpInfo& o, uint64_t block, int root, uint64_t seed) {
+  const uint64_t P = static_cast<uint64_t>(nranks), count = block * P;
+  std::vector<std::vector<uint8_t>> in;
+  for (int q = 0; q < nranks; ++q) in.push_back(inputs_of(t, q, count, o.op, seed, true));
+  const std::vector<uint8_t> want = expected_fold(t, o.op, in, count);
+  // Reduce-scatter-block, out of place and in place.
+  for (bool in_place : {false, true}) {
+    std::vector<uint8_t> mine = in[static_cast<size_t>(rank)];
+    std::vector<uint8_t> out(block * t.bytes + kGuard, 0xA5);
+    int rc;
+    if (in_place) {
+      rc = MPI_Reduce_scatter_block(MPI_IN_PLACE, mine.data(), static_cast<int>(block), t.mpi,
+                                    o.mpi, MPI_COMM_WORLD);
+      std::memcpy(out.data(), mine.data(), block * t.bytes);
+    } else {
+      rc = MPI_Reduce_scatter_block(mine.data(), out.data(), static_cast<int>(block), t.mpi, o.mpi,
+                                    MPI_COMM_WORLD);
+    }
+    const uint8_t* expect = want.data() + static_cast<uint64_t>(rank) * block * t.bytes;
+    bool good = rc == MPI_SUCCESS;
+    if (good && !library_runs) good = std::memcmp(out.data(), expect, block * t.bytes) == 0;
+    for (size_t i = 0; i < kGuard && !in_place; ++i) good = good && out[block * t.bytes + i] == 0xA5;
+    if (!good) {
+      ++failures;
+      std::fprintf(stderr, "rank %d: MPI_Reduce_scatter_block %s %s block %llu%s: wrong (rc %d)\n",
+                   rank, t.name, o.name, static_cast<unsigned long long>(block),
+                   in_place ? " in place" : "", rc);
+    }
+  }
+  // Reduce to `root`.
+  std::vector<uint8_t> out(count * t.bytes + kGuard, 0xA5);
+  const int rc = MPI_Reduce(in[static_cast<size_t>(rank)].data(), rank == root ? out.data() : nullptr,
+                            static_cast<int>(count), t.mpi, o.mpi, root, MPI_COMM_WORLD);
+  bool good = rc == MPI_SUCCESS;
+  if (good && rank == root && !library_runs)
+    good = std::memcmp(out.data(), want.data(), want.size()) == 0;
+  if (!good) {
+    ++failures;
+    std::fprintf(stderr, "rank %d: MPI_Reduce %s %s count %llu root %d: wrong (rc %d)\n", rank,
+                 t.name, o.name, static_cast<unsigned long long>(count), root, rc);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,6 +139,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   const std::vector<Type> types = test_types(mpizip_active());
+  for (int i = 1; i < argc; ++i) library_runs = library_runs || std::strcmp(argv[i], "--library") == 0;
   uint64_t seed = 1;
   const uint64_t P = static_cast<uint64_t>(nranks);
   for (const Type& t : types)
@@ -100,6 +150,13 @@ int main(int argc, char** argv) {
   for (const Type& t : types)
     for (uint64_t count : {uint64_t{8}, uint64_t{1001}, uint64_t{65536}, uint64_t{250000}})
       for (bool in_place : {false, true}) gather(t, count, in_place, seed++);
+  for (const Type& t : types) {
+    // The MPI library knows bf16 and fp16 as 16-bit integers and refuses to reduce them.
+    if (library_runs && (t.dtype == DType::kBf16 || t.dtype == DType::kFp16)) continue;
+    for (const OpInfo& o : kOps)
+      for (uint64_t block : {uint64_t{64}, uint64_t{65536}})  // 16-byte multiples for every type
+        reductions(t, o, block, nranks - 1, seed++);
+  }
   // Broadcasts between point-to-point messages on the same communicator.
   for (int i = 0; i < 20; ++i) {
     int token = i, got = -1;
