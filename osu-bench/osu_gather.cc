@@ -29,15 +29,7 @@ class Gather : public Benchmark {
       if (root) bufs_.recv().received(total);
     })};
     // At the root, block r of the result must be rank r's data, bit for bit.
-    if (ctx_.opts.validate) {
-      row.valid = true;
-      if (root) {
-        std::vector<std::byte> got = bufs_.result(total);
-        for (int r = 0; r < ctx_.nranks; ++r)
-          row.valid = row.valid && std::memcmp(got.data() + size_t(r) * bytes,
-                                               bufs_.inputs()[size_t(r)].data(), bytes) == 0;
-      }
-    }
+    if (ctx_.opts.validate) row.valid = !root || gathered(bufs_.result(total), bufs_.inputs(), bytes);
     return row;
   }
 

@@ -81,6 +81,15 @@ bool agree_valid(bool local) {
   return all != 0;
 }
 
+bool gathered(std::span<const std::byte> got, const std::vector<std::vector<std::byte>>& inputs,
+              size_t bytes) {
+  if (got.size() < bytes * inputs.size()) return false;
+  for (size_t r = 0; r < inputs.size(); ++r)
+    if (inputs[r].size() < bytes || std::memcmp(got.data() + r * bytes, inputs[r].data(), bytes) != 0)
+      return false;
+  return true;
+}
+
 bool equals_bytes(const Buffer& buf, std::span<const std::byte> expected) {
   std::vector<std::byte> got(expected.size());
   buf.download(got.data(), got.size());

@@ -18,6 +18,11 @@ void poison(const Context& ctx, Buffer& buf, size_t n);
 // Whether every rank's verdict is true (collective).
 bool agree_valid(bool local);
 
+// Whether block r of `got` (blocks of `bytes`) is the first `bytes` of inputs[r] for every rank r,
+// bit for bit: what a gather leaves at its root and an allgather everywhere.
+bool gathered(std::span<const std::byte> got, const std::vector<std::vector<std::byte>>& inputs,
+              size_t bytes);
+
 // Whether the first expected.size() bytes of buf equal expected, bit for bit.
 bool equals_bytes(const Buffer& buf, std::span<const std::byte> expected);
 

@@ -298,9 +298,21 @@ std::optional<coll::tma::Args> reduction_args(Kind kind, const void* sendbuf, vo
   return a;
 }
 
-}  // namespace
-
-namespace {
+// The engine's arguments of a collective that copies blocks of `recvcount` elements of `recvtype`
+// (an allgather, an alltoall): none for an empty block.
+std::optional<coll::tma::Args> block_args(Kind kind, const void* sendbuf, MPI_Datatype sendtype,
+                                          void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+  const uint64_t block = static_cast<uint64_t>(recvcount > 0 ? recvcount : 0) * type_size(recvtype);
+  if (block == 0) return std::nullopt;
+  coll::tma::Args a;
+  a.call.kind = kind;
+  a.call.count = block;
+  a.in_place = sendbuf == MPI_IN_PLACE;
+  a.in = sendbuf;
+  a.out = recvbuf;
+  a.can = (a.in_place || contiguous(sendtype)) && contiguous(recvtype);
+  return a;
+}
 
 // Scratch memory in device or host memory, from MPIZip's pools.
 struct Scratch {
@@ -487,14 +499,9 @@ int routed_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm com
   // every rank shares).
   if (count > 0 && comm != MPI_COMM_NULL) {
     auto r = route(count, type, MPI_SUM, comm);
-    if (r && root >= 0 && root < r->state->size &&
-        (!r->context->nodes.one_node() || comm_settings(r->state).force_internode)) {
-      std::unique_ptr<platform::Operation> o;
-      Status s =
-          start_twoshot(*r, buf, buf, count, comm, &o, coll::AllreduceArgs::Shape::kBcast, root);
-      if (ok(s)) s = drive(*o);
-      return raise(comm, s, "MPI_Bcast");
-    }
+    if (r && root >= 0 && root < r->state->size && between_nodes(*r))
+      return run_twoshot(*r, buf, buf, count, comm, coll::AllreduceArgs::Shape::kBcast, root,
+                         "MPI_Bcast");
   }
   return bcast(buf, count, type, root, comm);
 }
@@ -547,17 +554,8 @@ int routed_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
   if (small_passes_on(bytes_of_call(recvcount, recvtype) * static_cast<uint64_t>(comm_size(comm)),
                       recvtype, comm))
     return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  if (block > 0 && recvcount > 0) {
-    coll::tma::Args a;
-    a.call.kind = Kind::kAlltoall;
-    a.call.count = block;
-    a.in_place = in_place;
-    a.in = sendbuf;
-    a.out = recvbuf;
-    a.can = (in_place || contiguous(sendtype)) && contiguous(recvtype);
-    if (auto rc = on_engine(comm, a, "MPI_Alltoall (intra-node)", std::nullopt)) return *rc;
+  if (auto a = block_args(Kind::kAlltoall, sendbuf, sendtype, recvbuf, recvcount, recvtype)) {
+    if (auto rc = on_engine(comm, *a, "MPI_Alltoall (intra-node)", std::nullopt)) return *rc;
   }
   return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
@@ -577,42 +575,26 @@ std::optional<int> allgather_between_nodes(const void* sendbuf, int sendcount,
   const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
   if (P < 2 || block % 16 != 0 || total > INT_MAX) return std::nullopt;
   auto r = route(static_cast<int>(total), recvtype, MPI_SUM, comm);
-  if (!r || (r->context->nodes.one_node() && !comm_settings(r->state).force_internode))
-    return std::nullopt;
+  if (!r || !between_nodes(*r)) return std::nullopt;
   int me = 0;
   PMPI_Comm_rank(comm, &me);
   char* mine = static_cast<char*>(recvbuf) + static_cast<uint64_t>(me) * block;
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  int can = in_place || (contiguous(sendtype) &&
+  bool can = in_place || (contiguous(sendtype) &&
                          static_cast<uint64_t>(sendcount) * type_size(sendtype) == block);
   if (can && !in_place) {
     // The input into its block of the output (which the MPI library's allgather writes the same
     // bytes into, should another rank pass the call on).
-    const bool dst_dev = platform::is_device_pointer(mine);
-    const bool src_dev = platform::is_device_pointer(sendbuf);
-    Status c = Status::kOk;
-    if (dst_dev && src_dev)
-      c = platform::copy_device_to_device(mine, sendbuf, block);
-    else if (dst_dev)
-      c = platform::copy_to_device(mine, sendbuf, block);
-    else if (src_dev)
-      c = platform::copy_to_host(mine, sendbuf, block);
-    else
-      std::memmove(mine, sendbuf, block);
+    const Status c = copy_any(mine, sendbuf, block);
     if (!ok(c)) {
       MPIZIP_INFO("MPI_Allgather: the input's copy into the output failed (%s); the MPI library's "
                   "allgather runs instead", status_string(c));
-      can = 0;
+      can = false;
     }
   }
-  int all = 0;
-  if (PMPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !all)
-    return std::nullopt;
-  std::unique_ptr<platform::Operation> o;
-  Status s = start_twoshot(*r, recvbuf, recvbuf, static_cast<int>(total), comm, &o,
-                           coll::AllreduceArgs::Shape::kAllgather);
-  if (ok(s)) s = drive(*o);
-  return raise(comm, s, "MPI_Allgather");
+  if (!every_rank(can, comm)) return std::nullopt;
+  return run_twoshot(*r, recvbuf, recvbuf, static_cast<int>(total), comm,
+                     coll::AllreduceArgs::Shape::kAllgather, 0, "MPI_Allgather");
 }
 
 int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -620,17 +602,8 @@ int routed_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
   if (small_passes_on(bytes_of_call(recvcount, recvtype) * static_cast<uint64_t>(comm_size(comm)),
                       recvtype, comm))
     return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  if (block > 0 && recvcount > 0) {
-    coll::tma::Args a;
-    a.call.kind = Kind::kAllgather;
-    a.call.count = block;
-    a.in_place = in_place;
-    a.in = sendbuf;
-    a.out = recvbuf;
-    a.can = (in_place || contiguous(sendtype)) && contiguous(recvtype);
-    if (auto rc = on_engine(comm, a, "MPI_Allgather (intra-node)", std::nullopt)) return *rc;
+  if (auto a = block_args(Kind::kAllgather, sendbuf, sendtype, recvbuf, recvcount, recvtype)) {
+    if (auto rc = on_engine(comm, *a, "MPI_Allgather (intra-node)", std::nullopt)) return *rc;
   }
   if (auto rc = allgather_between_nodes(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                         comm))
