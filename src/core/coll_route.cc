@@ -513,6 +513,8 @@ int routed_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   const bool in_place = sendbuf == MPI_IN_PLACE;  // the root's only
   const uint64_t block = in_place ? static_cast<uint64_t>(recvcount) * type_size(recvtype)
                                   : static_cast<uint64_t>(sendcount) * type_size(sendtype);
+  if (small_passes_on(block * static_cast<uint64_t>(comm_size(comm)), MPI_DATATYPE_NULL, comm))
+    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   if (block > 0 && (in_place ? recvcount : sendcount) > 0) {
     coll::tma::Args a;
     a.call.kind = Kind::kGather;
@@ -535,6 +537,8 @@ int routed_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   const bool in_place = at_root && recvbuf == MPI_IN_PLACE;
   const uint64_t block = at_root ? static_cast<uint64_t>(sendcount) * type_size(sendtype)
                                  : static_cast<uint64_t>(recvcount) * type_size(recvtype);
+  if (small_passes_on(block * static_cast<uint64_t>(comm_size(comm)), MPI_DATATYPE_NULL, comm))
+    return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   if (block > 0 && (at_root ? sendcount : recvcount) > 0) {
     coll::tma::Args a;
     a.call.kind = Kind::kScatter;

@@ -265,8 +265,6 @@ std::vector<uint8_t> c_fold(Type t, Op o, const std::vector<std::vector<uint8_t>
 // definition there; elsewhere the library's result is checked too.
 bool library_departs(MPI_Datatype t, Op o) {
   if (o != Op::kMin && o != Op::kMax) return false;
-  int size = 0;
-  MPI_Type_size(t, &size);
   const auto red = core::reduction_of(t, MPI_MIN);
   if (!red) return false;
   const Type rt = red->type;
