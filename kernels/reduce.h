@@ -370,6 +370,38 @@ struct Fold<T, O, std::enable_if_t<is_integer(T)>> {
   static MPIZIP_HD Storage last(State a) { return a; }
 };
 
+// 8- and 16-bit integers folded a 32-bit word at a time (four or two lanes), for SUM and the
+// bitwise ops: the same bits as Fold lane by lane, in a handful of instructions a word where Fold
+// takes several an element (the intra-node engine's byte fold was bound by them). A lane's sum
+// wraps modulo 2^width without carrying into the next: the low bits of each lane add with the
+// top bit masked off, and the top bit is the sum of the three top bits, an exclusive or.
+// kWords is false for the other types and ops, which fold element by element.
+template <Type T>
+inline constexpr int kLaneBits = 0;
+template <> inline constexpr int kLaneBits<Type::kI8> = 8;
+template <> inline constexpr int kLaneBits<Type::kU8> = 8;
+template <> inline constexpr int kLaneBits<Type::kI16> = 16;
+template <> inline constexpr int kLaneBits<Type::kU16> = 16;
+
+template <Type T, Op O>
+struct WordFold {
+  static constexpr int kBits = kLaneBits<T>;
+  static constexpr bool kWords =
+      kBits != 0 && (O == Op::kSum || O == Op::kBand || O == Op::kBor || O == Op::kBxor);
+  static constexpr uint32_t kTop = kBits == 8 ? 0x80808080u : 0x80008000u;
+
+  static MPIZIP_HD uint32_t next(uint32_t a, uint32_t x) {
+    if constexpr (O == Op::kSum)
+      return ((a & ~kTop) + (x & ~kTop)) ^ ((a ^ x) & kTop);
+    else if constexpr (O == Op::kBand)
+      return a & x;
+    else if constexpr (O == Op::kBor)
+      return a | x;
+    else
+      return a ^ x;
+  }
+};
+
 // Pairs: MINLOC takes the operand with the smaller value, MAXLOC the larger, comparing the
 // partial result a with the next operand x as Open MPI's and MPICH's loops do (`a.v < x.v`: a;
 // equal values: x's value with the smaller index; otherwise x). A NaN value compares false, so

@@ -192,6 +192,16 @@ struct alignas(16) Vec16 {
 // One 16-byte vector of the result from the vectors `in(k)`, k = 0..nsrc-1, folded in that order.
 template <reduce::Type T, reduce::Op O, typename Load>
 __device__ inline uint4 fold_vec(int nsrc, Load in) {
+  if constexpr (reduce::WordFold<T, O>::kWords) {  // 8/16-bit SUM and bitwise ops: a word at a time
+    using W = reduce::WordFold<T, O>;
+    uint4 acc = in(0);
+    for (int k = 1; k < nsrc; ++k) {
+      const uint4 x = in(k);
+      acc = make_uint4(W::next(acc.x, x.x), W::next(acc.y, x.y), W::next(acc.z, x.z),
+                       W::next(acc.w, x.w));
+    }
+    return acc;
+  }
   using F = reduce::Fold<T, O>;
   using S = typename F::Storage;
   constexpr int V = 16 / sizeof(S);

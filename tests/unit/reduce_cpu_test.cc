@@ -113,6 +113,60 @@ S fold1(DType t, Op op, std::initializer_list<S> per_rank) {
 
 uint16_t bf16(float f) { return reduce::f32_to_bf16(f); }
 
+// The engine's word-at-a-time fold of 8- and 16-bit integers gives Fold's bits in every lane:
+// every pair of bytes in every lane position (the other lanes random), and random 16-bit pairs
+// with the carries that cross a lane's top bit.
+template <reduce::Type T, Op O>
+void check_word_fold(uint32_t* rng) {
+  using W = reduce::WordFold<T, O>;
+  using F = reduce::Fold<T, O>;
+  using S = typename F::Storage;
+  static_assert(W::kWords);
+  constexpr int kLanes = 4 / sizeof(S);
+  auto next_rand = [rng] {
+    *rng = *rng * 1664525u + 1013904223u;
+    return *rng;
+  };
+  auto check = [&](uint32_t a, uint32_t x) {
+    S la[kLanes], lx[kLanes], want[kLanes];
+    std::memcpy(la, &a, 4);
+    std::memcpy(lx, &x, 4);
+    for (int i = 0; i < kLanes; ++i) want[i] = F::last(F::next(F::first(la[i]), lx[i]));
+    const uint32_t got = W::next(a, x);
+    ASSERT_EQ(std::memcmp(&got, want, 4), 0) << std::hex << a << " " << x;
+  };
+  if constexpr (sizeof(S) == 1) {
+    for (int lane = 0; lane < 4; ++lane)
+      for (uint32_t u = 0; u < 256; ++u)
+        for (uint32_t v = 0; v < 256; ++v) {
+          const int shift = 8 * lane;
+          const uint32_t keep = ~(0xffu << shift);
+          check((next_rand() & keep) | (u << shift), (next_rand() & keep) | (v << shift));
+        }
+  } else {
+    const uint32_t edges[] = {0, 1, 0x7fff, 0x8000, 0xffff, 0x7fff8000u, 0xffffffffu, 0x80008000u};
+    for (uint32_t a : edges)
+      for (uint32_t x : edges) check(a, x);
+    for (int i = 0; i < 1 << 20; ++i) check(next_rand(), next_rand());
+  }
+}
+
+TEST(ReduceMath, WordFoldMatchesFoldInEveryLane) {
+  using reduce::Type;
+  uint32_t rng = 12345;
+  check_word_fold<Type::kU8, Op::kSum>(&rng);
+  check_word_fold<Type::kI8, Op::kSum>(&rng);
+  check_word_fold<Type::kU8, Op::kBand>(&rng);
+  check_word_fold<Type::kI8, Op::kBor>(&rng);
+  check_word_fold<Type::kU8, Op::kBxor>(&rng);
+  check_word_fold<Type::kU16, Op::kSum>(&rng);
+  check_word_fold<Type::kI16, Op::kSum>(&rng);
+  check_word_fold<Type::kI16, Op::kBxor>(&rng);
+  static_assert(!reduce::WordFold<Type::kU8, Op::kMax>::kWords);
+  static_assert(!reduce::WordFold<Type::kI32, Op::kSum>::kWords);
+  static_assert(!reduce::WordFold<Type::kFp32, Op::kSum>::kWords);
+}
+
 TEST(ReduceCpu, Bf16SumsInFp32AndRoundsOnce) {
   // 1 + 2^-8 + 2^-8: rounding after each step would give 1 twice (ties to even); one rounding of
   // the fp32 sum gives 1 + 2^-7.
