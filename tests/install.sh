@@ -100,6 +100,12 @@ info_out=$("$root$info" 2>&1) || fail "the installed mpizip-info failed: $info_o
 echo "$info_out" | head -1 | grep -qx "MPIZip $pc_version" ||
   fail "the installed mpizip-info does not report MPIZip $pc_version: $(echo "$info_out" | head -3)"
 echo "mpizip-info: $(echo "$info_out" | head -1)"
+# ... and which progress is in force, following MPIZIP_PROGRESS_THREAD.
+echo "$info_out" | grep -q "^  helper       on where the protocol runs (MPIZIP_PROGRESS_THREAD=auto)" ||
+  fail "mpizip-info does not say which progress is in force"
+off_out=$(MPIZIP_PROGRESS_THREAD=off "$root$info" 2>&1)
+echo "$off_out" | grep -q "^  helper       off (MPIZIP_PROGRESS_THREAD=off)" ||
+  fail "mpizip-info does not report the helper thread off"
 
 # A program built with pkg-config's flags alone against the installed header and library.
 cat > "$tmp/linked.c" <<'EOF'

@@ -108,6 +108,26 @@ void print_memory() {
               static_cast<double>(s.device_pool_bytes) / mib);
 }
 
+// Which progress is in force (docs/DESIGN.md, "Progress"), from the current settings.
+void print_progress() {
+  const mpizip::core::Settings& s = mpizip::core::settings();
+  std::printf("\nProgress (docs/DESIGN.md, \"Progress\")\n");
+  std::printf("  MPI calls    only from the application's threads, at the thread level it asked for "
+              "(MPIZip never raises it); a send completes once its bytes are MPIZip's or the "
+              "MPI library's, so no operation waits for its peer's next MPIZip call\n");
+  if (!s.enable) {
+    std::printf("  helper       none (MPIZIP_ENABLE=0: every call passes through)\n");
+  } else if (s.progress_thread == 2) {
+    std::printf("  helper       off (MPIZIP_PROGRESS_THREAD=off): UCX transfers and CUDA IPC pulls "
+                "advance inside MPIZip's calls only\n");
+  } else {
+    std::printf("  helper       on where the protocol runs (MPIZIP_PROGRESS_THREAD=%s): one thread "
+                "per process that advances MPIZip's UCX worker and CUDA IPC pulls under way, "
+                "sleeps while nothing is, and never calls MPI\n",
+                s.progress_thread == 1 ? "on" : "auto");
+  }
+}
+
 void print_settings() {
   std::printf("\nSettings (environment variables)\n");
   for (const auto& s : mpizip::core::describe_settings()) {
@@ -148,6 +168,7 @@ int main(int argc, char** argv) {
   print_build();
   print_machine();
   print_memory();
+  print_progress();
   print_settings();
   return 0;
 }
