@@ -9,7 +9,8 @@
 //     (memcpy_event); cudaMemcpy device to host into pageable memory (d2h_pageable) and into
 //     pinned memory (d2h_pinned); cudaMemcpy host to device from pageable memory followed by
 //     cudaStreamSynchronize(0), as a copy from pageable memory may return before its DMA lands
-//     (h2d_pageable), and from pinned memory (h2d_pinned);
+//     (h2d_pageable), and from pinned memory (h2d_pinned); an event created and destroyed
+//     (event_create);
 //   - two ranks, the one-way latency of a ping-pong (half the median round trip) where the
 //     receiver pulls the sender's buffer through its IPC mapping once a flag in node-shared memory
 //     says the message is there, and the sender's send completes when the receiver says it is
@@ -126,12 +127,12 @@ int main(int argc, char** argv) {
   CK(cudaHostAlloc(&pinned, hi, cudaHostAllocDefault));
 
   if (rank == 0)
-    std::printf("# Size  memcpy_sync_us  kernel_sync_us  kernel_flag_us  attr_us  sync_idle_us  memcpy_event_us  d2h_pageable_us  d2h_pinned_us  h2d_pageable_us  h2d_pinned_us  pull_memcpy_us  pull_kernel_us\n");
+    std::printf("# Size  memcpy_sync_us  kernel_sync_us  kernel_flag_us  attr_us  sync_idle_us  memcpy_event_us  d2h_pageable_us  d2h_pinned_us  h2d_pageable_us  h2d_pinned_us  event_create_us  pull_memcpy_us  pull_kernel_us\n");
   const int warmup = iters / 10;
   uint64_t seq = 0, own_seq = 0;
   for (size_t n = lo; n <= hi; n *= 2) {
     std::vector<double> t_memcpy, t_kernel, t_flag, t_attr, t_idle, t_event;
-    std::vector<double> t_d2h_pageable, t_d2h_pinned, t_h2d_pageable, t_h2d_pinned;
+    std::vector<double> t_d2h_pageable, t_d2h_pinned, t_h2d_pageable, t_h2d_pinned, t_ecreate;
     if (rank == 0) {
       for (int i = 0; i < warmup + iters; ++i) {
         double t0 = MPI_Wtime();
@@ -165,7 +166,12 @@ int main(int argc, char** argv) {
         double t9 = MPI_Wtime();
         CK(cudaMemcpy(scratch, pinned, n, cudaMemcpyHostToDevice));
         double t10 = MPI_Wtime();
+        cudaEvent_t fresh;
+        CK(cudaEventCreateWithFlags(&fresh, cudaEventDisableTiming));
+        CK(cudaEventDestroy(fresh));
+        double t11 = MPI_Wtime();
         if (i >= warmup) {
+          t_ecreate.push_back((t11 - t10) * 1e6);
           t_d2h_pageable.push_back((t7 - t6) * 1e6);
           t_d2h_pinned.push_back((t8 - t7) * 1e6);
           t_h2d_pageable.push_back((t9 - t8) * 1e6);
@@ -213,10 +219,11 @@ int main(int argc, char** argv) {
       pull[kernel] = median(pp);
     }
     if (rank == 0)
-      std::printf("%-7zu %14.2f %15.2f %15.2f %8.2f %13.2f %16.2f %16.2f %14.2f %16.2f %14.2f %15.2f %15.2f\n",
+      std::printf("%-7zu %14.2f %15.2f %15.2f %8.2f %13.2f %16.2f %16.2f %14.2f %16.2f %14.2f %16.2f %15.2f %15.2f\n",
                   n, median(t_memcpy), median(t_kernel), median(t_flag), median(t_attr),
                   median(t_idle), median(t_event), median(t_d2h_pageable), median(t_d2h_pinned),
-                  median(t_h2d_pageable), median(t_h2d_pinned), pull[0], pull[1]);
+                  median(t_h2d_pageable), median(t_h2d_pinned), median(t_ecreate), pull[0],
+                  pull[1]);
     std::fflush(stdout);
   }
   CK(cudaHostUnregister(ctl));
