@@ -56,10 +56,13 @@ Status read_header(const void* src, uint64_t src_bytes, StreamInfo* info) {
   if (src_bytes < format::kHeaderBytes) return Status::kCorruptStream;
   format::Header h;
   std::memcpy(&h, src, sizeof h);
-  if (std::memcmp(h.magic, format::kMagic, 4) != 0 || !format::version_flags_valid(h.version, h.flags) ||
+  // A fast stream (version 3) has chunks of 2^12 symbols and no ANS precision.
+  const bool fast = format::fast_version_flags_valid(h.version, h.flags);
+  if (std::memcmp(h.magic, format::kMagic, 4) != 0 || !(fast || format::version_flags_valid(h.version, h.flags)) ||
       !format::dtype_valid(h.dtype) ||
-      h.log2_block < format::kMinLog2Block || h.log2_block > format::kMaxLog2Block ||
-      h.prob_bits < format::kMinProbBits || h.prob_bits > format::kMaxProbBits)
+      (fast ? h.log2_block != format::kFastLog2Chunk || h.prob_bits != 0
+            : h.log2_block < format::kMinLog2Block || h.log2_block > format::kMaxLog2Block ||
+                  h.prob_bits < format::kMinProbBits || h.prob_bits > format::kMaxProbBits))
     return Status::kCorruptStream;
   for (uint8_t r : h.reserved)
     if (r) return Status::kCorruptStream;

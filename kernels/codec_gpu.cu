@@ -13,6 +13,7 @@
 #include "kernels/ans_decode.cuh"
 #include "kernels/ans_encode.cuh"
 #include "kernels/count_stage.cuh"
+#include "kernels/fast_gpu.h"
 #include "kernels/launch.h"
 #include "kernels/split_stage.cuh"
 #include "src/platform/gpu.h"
@@ -122,13 +123,14 @@ bool options_valid(const EncodeOptions& opt) {
   return (opt.log2_block == 0 || (opt.log2_block >= format::kMinLog2Block && opt.log2_block <= format::kMaxLog2Block)) &&
          (opt.prob_bits == 0 || (opt.prob_bits >= format::kMinProbBits && opt.prob_bits <= kMaxGpuProbBits)) &&
          opt.max_ctas >= 0 && opt.encoder >= 0 && opt.encoder <= 4 && opt.table >= kTableAuto &&
-         opt.table <= kTableShared && !(opt.table == kTableShared && opt.log2_block > kMaxSharedLog2Block);
+         opt.table <= kTableShared && !(opt.table == kTableShared && opt.log2_block > kMaxSharedLog2Block) &&
+         (opt.mode == kModeAns || opt.mode == kModeFast);
 }
 
 Status launch_encode(DType t, const Buffer* buffers, int n, void* workspace, uint64_t workspace_bytes,
                      DeviceResult* results, const EncodeOptions& opt, void* stream, bool fused) {
   if (!buffers || n < 1 || n > kMaxBatch || !workspace || !aligned16(workspace) || !results ||
-      !format::dtype_valid(static_cast<uint8_t>(t)) || !options_valid(opt))
+      !format::dtype_valid(static_cast<uint8_t>(t)) || !options_valid(opt) || opt.mode != kModeAns)
     return Status::kInvalidArgument;
   uint64_t max_count = 0;
   for (int i = 0; i < n; ++i) {
@@ -295,7 +297,7 @@ Status workspace_init(void* workspace, uint64_t bytes, void* stream) {
 Status split(DType t, const void* src, uint64_t count, void* dst, uint64_t dst_capacity, const EncodeOptions& opt,
              void* stream, void* split_done) {
   if ((!src && count) || !dst || !format::dtype_valid(static_cast<uint8_t>(t)) || !options_valid(opt) ||
-      count > (uint64_t{1} << 58))
+      opt.mode != kModeAns || count > (uint64_t{1} << 58))
     return Status::kInvalidArgument;
   if (resolve_shared_table(t, count, opt) && resolve_log2_block(t, count, opt) > kMaxSharedLog2Block)
     return Status::kInvalidArgument;
@@ -327,6 +329,13 @@ Status encode(DType t, const void* src, uint64_t count, void* dst, uint64_t dst_
 
 Status compress(DType t, const void* src, uint64_t count, void* dst, uint64_t dst_capacity, void* workspace,
                 uint64_t workspace_bytes, DeviceResult* result, const EncodeOptions& opt, void* stream) {
+  if (opt.mode == kModeFast) {
+    if (!workspace || !aligned16(workspace) || workspace_bytes < kEntriesAt || !options_valid(opt))
+      return Status::kInvalidArgument;
+    return fast::compress(t, src, count, dst, dst_capacity, workspace,
+                          reinterpret_cast<uint64_t*>(static_cast<uint8_t*>(workspace) + kEntriesAt),
+                          (workspace_bytes - kEntriesAt) / 8, result, opt.checksum, opt.max_ctas, stream);
+  }
   const Buffer b{src, count, dst, dst_capacity};
   return launch_encode(t, &b, 1, workspace, workspace_bytes, result, opt, stream, true);
 }
@@ -373,6 +382,15 @@ Status decompress(DType t, const void* src, uint64_t src_bytes, void* dst, uint6
                   uint64_t workspace_bytes, DeviceResult* result, int max_ctas, void* stream) {
   const Buffer b{src, src_bytes, dst, dst_capacity};
   return decompress_batch(t, &b, 1, workspace, workspace_bytes, result, max_ctas, stream);
+}
+
+Status decompress(DType t, const void* src, uint64_t src_bytes, void* dst, uint64_t dst_capacity, void* workspace,
+                  uint64_t workspace_bytes, DeviceResult* result, const DecodeOptions& opt, void* stream) {
+  if (opt.mode == kModeAns)
+    return decompress(t, src, src_bytes, dst, dst_capacity, workspace, workspace_bytes, result, opt.max_ctas, stream);
+  if (opt.mode != kModeFast || !workspace || !aligned16(workspace) || workspace_bytes < scan::kStateBytes)
+    return Status::kInvalidArgument;
+  return fast::decompress(t, src, src_bytes, dst, dst_capacity, workspace, result, opt.max_ctas, stream);
 }
 
 }  // namespace mpizip::kernels::gpu

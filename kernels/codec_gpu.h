@@ -49,8 +49,22 @@ struct EncodeOptions {
   // kTablePerBlock or kTableShared force one (kTableShared with log2_block > 12: kInvalidArgument).
   // A shared table costs a count pass over the input before the encoder's launch.
   int table = 0;
+  // The exponent coder: kModeAns (rANS with frequency tables, the smallest streams) or kModeFast
+  // (docs/FORMAT.md, "Fast streams": a fixed-length code of 2, 4 or 8 bits a symbol chosen per chunk
+  // of 4096 symbols plus escapes; one pass at the speed of memory, the bytes of the CPU codec's
+  // fast mode). Fast mode is taken by compress() only (split(), encode() and compress_batch():
+  // kInvalidArgument); log2_block, prob_bits, table and encoder do not apply to it.
+  int mode = 0;
 };
 inline constexpr int kTableAuto = 0, kTablePerBlock = 1, kTableShared = 2;
+inline constexpr int kModeAns = 0, kModeFast = 1;
+
+// Options of decompress(): the coder the stream was written with (a fast stream given to the ANS
+// decoder, or the other way round, is reported as kCorruptStream) and the most CTAs to occupy.
+struct DecodeOptions {
+  int max_ctas = 0;
+  int mode = kModeAns;
+};
 // The GPU encoder takes SHARED_TABLE only up to this block size (kInvalidArgument above it).
 inline constexpr int kMaxSharedLog2Block = format::kMaxSharedLog2BlockByDefault;
 
@@ -117,6 +131,10 @@ Status compress_batch(format::DType t, const Buffer* buffers, int n, void* works
 Status decompress(format::DType t, const void* src, uint64_t src_bytes, void* dst,
                   uint64_t dst_capacity, void* workspace, uint64_t workspace_bytes,
                   DeviceResult* result, int max_ctas, void* stream);
+// The same, for a stream of either coder (opt.mode says which).
+Status decompress(format::DType t, const void* src, uint64_t src_bytes, void* dst,
+                  uint64_t dst_capacity, void* workspace, uint64_t workspace_bytes,
+                  DeviceResult* result, const DecodeOptions& opt, void* stream);
 
 // Batched decompression: n (<= kMaxBatch) streams of one type in one launch (Buffer::count is the
 // stream's src_bytes).

@@ -52,32 +52,6 @@ Status read_plane_tables(Layout* lay, const uint8_t* src, uint64_t src_bytes, ui
   return Status::kOk;
 }
 
-// Reads and checks the coded section's header and block table: ends non-decreasing, multiples of
-// 16, the last one exactly at coded_bytes; in a SHARED_TABLE stream (shared) bit 0 of an entry may
-// be set (the block has its own table) and is not part of the end. On success, ends[k] is block k's
-// entry (its end from the first block, with that bit), and *checksum the stored checksum.
-Status read_block_table(const Layout& lay, const uint8_t* src, uint64_t src_bytes, bool has_checksum, bool shared,
-                        std::vector<uint64_t>* ends, uint64_t* checksum) {
-  if (src_bytes < lay.coded_off + format::kCodedHeaderBytes) return Status::kCorruptStream;
-  const uint8_t* coded = src + lay.coded_off;
-  const uint64_t coded_bytes = load64(coded);
-  const uint64_t table_bytes = lay.data_off - lay.coded_off;
-  *checksum = load64(coded + 8);
-  if (coded_bytes < table_bytes || coded_bytes > src_bytes - lay.coded_off ||
-      (!has_checksum && *checksum != 0))
-    return Status::kCorruptStream;
-  ends->resize(lay.nblocks);
-  uint64_t prev = 0;
-  for (uint64_t k = 0; k < lay.nblocks; ++k) {
-    const uint64_t entry = load64(coded + format::kCodedHeaderBytes + 8 * k);
-    const uint64_t e = shared ? entry & ~uint64_t{1} : entry;
-    if (e < prev || e % format::kAlign) return Status::kCorruptStream;
-    (*ends)[k] = entry;
-    prev = e;
-  }
-  return prev == coded_bytes - table_bytes ? Status::kOk : Status::kCorruptStream;
-}
-
 // Decodes chunks [begin, end); returns the first error, and adds the checksum terms of the output.
 // tables[p]: plane p's frequencies in a SHARED_TABLE stream, null otherwise.
 Status decode_range(const Layout& lay, const uint8_t* src, const uint64_t* ends,
@@ -108,6 +82,32 @@ Status decode_range(const Layout& lay, const uint8_t* src, const uint64_t* ends,
 
 }  // namespace
 
+// Reads and checks the coded section's header and block table: ends non-decreasing, multiples of
+// 16, the last one exactly at coded_bytes; in a SHARED_TABLE stream (shared) bit 0 of an entry may
+// be set (the block has its own table) and is not part of the end. On success, ends[k] is block k's
+// entry (its end from the first block, with that bit), and *checksum the stored checksum.
+Status read_block_table(const Layout& lay, const uint8_t* src, uint64_t src_bytes, bool has_checksum, bool shared,
+                        std::vector<uint64_t>* ends, uint64_t* checksum) {
+  if (src_bytes < lay.coded_off + format::kCodedHeaderBytes) return Status::kCorruptStream;
+  const uint8_t* coded = src + lay.coded_off;
+  const uint64_t coded_bytes = load64(coded);
+  const uint64_t table_bytes = lay.data_off - lay.coded_off;
+  *checksum = load64(coded + 8);
+  if (coded_bytes < table_bytes || coded_bytes > src_bytes - lay.coded_off ||
+      (!has_checksum && *checksum != 0))
+    return Status::kCorruptStream;
+  ends->resize(lay.nblocks);
+  uint64_t prev = 0;
+  for (uint64_t k = 0; k < lay.nblocks; ++k) {
+    const uint64_t entry = load64(coded + format::kCodedHeaderBytes + 8 * k);
+    const uint64_t e = shared ? entry & ~uint64_t{1} : entry;
+    if (e < prev || e % format::kAlign) return Status::kCorruptStream;
+    (*ends)[k] = entry;
+    prev = e;
+  }
+  return prev == coded_bytes - table_bytes ? Status::kOk : Status::kCorruptStream;
+}
+
 Status decompress(const void* src_v, uint64_t src_bytes, void* dst_v, uint64_t dst_capacity,
                   uint64_t* count_out, int threads) {
   if (!count_out || threads < 0) return Status::kInvalidArgument;
@@ -119,6 +119,7 @@ Status decompress(const void* src_v, uint64_t src_bytes, void* dst_v, uint64_t d
   if (dst_capacity < out_bytes) return Status::kTruncated;
   if (out_bytes && !dst) return Status::kInvalidArgument;
 
+  if (info.flags & format::kFlagFast) return decompress_fast(info, src, src_bytes, dst, count_out, threads);
   if (info.flags & format::kFlagStored) {
     if (src_bytes - format::kHeaderBytes < out_bytes) return Status::kCorruptStream;
     if (out_bytes) std::memcpy(dst, src + format::kHeaderBytes, out_bytes);

@@ -129,7 +129,7 @@ Status check_options(DType t, const void* src, uint64_t count, const void* dst, 
       count > (uint64_t{1} << 58) || opt.threads < 0 ||
       (opt.log2_block && (opt.log2_block < format::kMinLog2Block || opt.log2_block > format::kMaxLog2Block)) ||
       (opt.prob_bits && (opt.prob_bits < format::kMinProbBits || opt.prob_bits > format::kMaxProbBits)) ||
-      opt.table < kTableAuto || opt.table > kTableShared)
+      opt.table < kTableAuto || opt.table > kTableShared || (opt.mode != kModeAns && opt.mode != kModeFast))
     return Status::kInvalidArgument;
   return Status::kOk;
 }
@@ -182,6 +182,7 @@ Status compress(DType t, const void* src_v, uint64_t count, void* dst_v, uint64_
   MPIZIP_CHECK(check_options(t, src_v, count, dst_v, written, opt));
   const auto* src = static_cast<const uint8_t*>(src_v);
   auto* dst = static_cast<uint8_t*>(dst_v);
+  if (opt.mode == kModeFast) return compress_fast(t, src, count, dst, cap, written, opt);
   const int lb = opt.log2_block ? opt.log2_block : default_log2_block(t, count);
   const int pb = opt.prob_bits ? opt.prob_bits : default_prob_bits(t);
   const uint64_t stored_bytes = format::kHeaderBytes + count * format::elem_bytes(t);

@@ -169,6 +169,46 @@ MPIZIP_HD constexpr uint64_t max_stream_bytes(DType t, uint64_t count, int log2_
   return packed > stored ? packed : stored;
 }
 
+// Fast streams (docs/FORMAT.md, "Fast streams"): version 3 with the FAST flag, a fixed-length
+// code of each symbol (2, 4 or 8 bits, chosen per chunk) instead of rANS. Chunks of
+// kFastChunkSymbols symbols; a chunk is a 16-byte head (code width, the symbols of the short codes),
+// the codes padded to 16 bytes, the escaped symbols, padding to 16.
+inline constexpr uint8_t kVersionFast = 3;
+inline constexpr uint8_t kFlagFast = 1u << 3;
+inline constexpr int kFastLog2Chunk = 12;
+inline constexpr uint32_t kFastChunkSymbols = 1u << kFastLog2Chunk;
+inline constexpr uint32_t kFastHeadBytes = 16;
+
+MPIZIP_HD constexpr bool fast_version_flags_valid(uint8_t version, uint8_t flags) {
+  return version == kVersionFast && (flags & kFlagFast) && (flags & ~(kFlagChecksum | kFlagFast)) == 0;
+}
+// The escape code of width w (2 or 4); width 8 codes every symbol as itself and has none.
+MPIZIP_HD constexpr uint32_t fast_escape(int w) { return w == 8 ? 256u : (1u << w) - 1; }
+// Bytes of the codes of n symbols at width w, padded to 16.
+MPIZIP_HD constexpr uint64_t fast_codes_bytes(uint32_t n, int w) { return align_up((uint64_t{n} * w + 7) / 8); }
+// Bytes of a chunk of n symbols at width w with nesc escaped symbols.
+MPIZIP_HD constexpr uint64_t fast_chunk_bytes(uint32_t n, int w, uint32_t nesc) {
+  return align_up(kFastHeadBytes + fast_codes_bytes(n, w) + nesc);
+}
+// The largest chunk a decoder may meet (width 4, every symbol escaped).
+inline constexpr uint64_t kFastMaxChunkBytes = fast_chunk_bytes(kFastChunkSymbols, 4, kFastChunkSymbols);
+// The encoders' choice of width for a chunk of n symbols whose 3 and 15 most frequent symbols
+// occur top3 and top15 times: the smallest chunk, the wider code on a tie.
+MPIZIP_HD constexpr int fast_choose_width(uint32_t n, uint32_t top3, uint32_t top15) {
+  const uint64_t c2 = fast_chunk_bytes(n, 2, n - top3), c4 = fast_chunk_bytes(n, 4, n - top15),
+                 c8 = fast_chunk_bytes(n, 8, 0);
+  return (c8 <= c4 && c8 <= c2) ? 8 : c4 <= c2 ? 4 : 2;
+}
+// Chunks of a fast stream (all planes; chunk k of plane p is entry k * planes + p).
+MPIZIP_HD constexpr uint64_t fast_chunks(DType t, uint64_t count) { return total_blocks(t, count, kFastLog2Chunk); }
+// Upper bound of a fast stream (every chunk at width 8).
+MPIZIP_HD constexpr uint64_t fast_max_stream_bytes(DType t, uint64_t count) {
+  const uint64_t nsym = symbols_per_plane(t, count), full = nsym >> kFastLog2Chunk;
+  const uint32_t rest = static_cast<uint32_t>(nsym & (kFastChunkSymbols - 1));
+  return coded_offset(t, count) + block_data_offset(t, count, kFastLog2Chunk) +
+         planes(t) * (full * fast_chunk_bytes(kFastChunkSymbols, 8, 0) + (rest ? fast_chunk_bytes(rest, 8, 0) : 0));
+}
+
 // The checksum's mixing function (docs/FORMAT.md, "Checksum").
 MPIZIP_HD constexpr uint64_t mix64(uint64_t z) {
   z ^= z >> 33;

@@ -6,11 +6,11 @@
 noinst_HEADERS += kernels/codec_gpu.h kernels/ans_decode.cuh kernels/ans_encode.cuh kernels/ans_table.cuh \
 	kernels/bytes.cuh kernels/lanes.cuh kernels/scan_state.cuh kernels/split.cuh kernels/split_stage.cuh kernels/count_stage.cuh \
 	kernels/decode_fold.cuh kernels/encode_kernels.cuh \
-	kernels/launch.h
+	kernels/launch.h kernels/fast_gpu.h kernels/fast_gpu.cuh
 EXTRA_DIST += kernels/NOTES-codec-gpu.md
 if HAVE_CUDA
 libmpizip_core_la_SOURCES += kernels/codec_gpu.cu kernels/encode_wide.cu kernels/encode_mid.cu kernels/encode_narrow.cu \
-	kernels/encode_stream.cu kernels/decode_fold.cu
+	kernels/encode_stream.cu kernels/decode_fold.cu kernels/fast_gpu.cu
 endif
 # The GPU reduce: CUDA-free header, kernel and launcher in reduce_gpu.cu.
 noinst_HEADERS += kernels/reduce_gpu.h

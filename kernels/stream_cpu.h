@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/codec_cpu.h"
 #include "kernels/format.h"
 #include "kernels/split_cpu.h"
 
@@ -65,6 +66,22 @@ uint64_t checksum_part(const uint8_t* p, uint64_t at, uint64_t nbytes);
 // kParallelBytes and 1 below; never more than the work items.
 inline constexpr uint64_t kParallelBytes = uint64_t{1} << 20;
 int resolve_threads(int requested, uint64_t bytes, uint64_t items);
+
+// Reads and checks the coded section's header and block table (kernels/decode_cpu.cc).
+Status read_block_table(const Layout& lay, const uint8_t* src, uint64_t src_bytes, bool has_checksum, bool shared,
+                        std::vector<uint64_t>* ends, uint64_t* checksum);
+
+// Fast streams (kernels/fast_cpu.cc; docs/FORMAT.md, "Fast streams").
+Status compress_fast(format::DType t, const uint8_t* src, uint64_t count, uint8_t* dst, uint64_t cap,
+                     uint64_t* written, const EncodeOptions& opt);
+Status decompress_fast(const StreamInfo& info, const uint8_t* src, uint64_t src_bytes, uint8_t* dst,
+                       uint64_t* count_out, int threads);
+namespace fast {
+// One chunk of n symbols to `out` (room for format::kFastMaxChunkBytes); returns its size.
+uint64_t encode_chunk(const uint8_t* sym, uint32_t n, uint8_t* out);
+// One chunk of `size` bytes back to n symbols; false when it is not a valid chunk.
+bool decode_chunk(const uint8_t* p, uint64_t size, uint32_t n, uint8_t* sym);
+}  // namespace fast
 
 // Runs f(worker, begin, end) on `threads` workers over contiguous ranges of [0, items); worker 0
 // runs on the calling thread. A thread that cannot be started has its range run by the caller.

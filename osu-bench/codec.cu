@@ -4,10 +4,12 @@
 //
 //   codec [--types=bf16,fp16,fp32,fp64,e4m3,e5m2] [--data=uniform,normal,real,constant]
 //         [--min=256K] [--max=1G] [--log2-block=N] [--prob-bits=N] [--max-ctas=N] [--encoder=N]
-//         [--table=auto|block|shared] [--json=FILE] [--commit=SHA]
+//         [--table=auto|block|shared] [--mode=ans,fast] [--json=FILE] [--commit=SHA]
 //
 // --encoder forces one of the encoder's instantiations (1 wide, 2 middle, 3 narrow, 4 streamed; 0, the
 // default: the launcher's choice), to time each against the others in one run.
+// --mode lists the exponent coders to time (ans: rANS, the default; fast: the fixed-length code of
+// docs/FORMAT.md "Fast streams"); with both, each size runs both on the same buffers, side by side.
 // --table forces one table form (auto: the launcher's, shared where blocks have at most 4096 symbols).
 // Data are generated on the GPU: uniform U[-1,1] and normal N(0,1) drawn in fp32 (a counter-based
 // hash, so any prefix of a large buffer is the smaller buffer), then cast with CUDA's conversions;
@@ -96,6 +98,7 @@ struct Options {
   std::vector<std::string> data{"uniform", "normal", "real", "constant"};
   uint64_t min = 256 * 1024, max = uint64_t{1} << 30;
   int log2_block = 0, prob_bits = 0, max_ctas = 0, encoder = 0, table = 0;
+  std::vector<std::string> modes{"ans"};
   std::string json, commit = "unknown";
 };
 
@@ -119,11 +122,12 @@ Options parse(int argc, char** argv) {
       const std::string t = v;
       o.table = t == "block" ? 1 : t == "shared" ? 2 : 0;
     }
+    else if (const char* v = val("--mode=")) o.modes = split_list(v);
     else if (const char* v = val("--json=")) o.json = v;
     else if (const char* v = val("--commit=")) o.commit = v;
     else {
       std::fprintf(stderr, "usage: %s [--types=..] [--data=..] [--min=256K] [--max=1G] [--log2-block=N] [--prob-bits=N] "
-                           "[--max-ctas=N] [--encoder=0-4] [--table=auto|block|shared] [--json=FILE] [--commit=SHA]\n",
+                           "[--max-ctas=N] [--encoder=0-4] [--table=auto|block|shared] [--mode=ans,fast] [--json=FILE] [--commit=SHA]\n",
                            argv[0]);
       std::exit(2);
     }
@@ -145,7 +149,7 @@ std::vector<float> load_real() {
 }
 
 struct Row {
-  std::string type, data;
+  std::string type, data, mode;
   uint64_t bytes;
   double ratio, bound, cus, dus;
 };
@@ -192,7 +196,10 @@ class Bench {
       const uint64_t cap = (gpu::max_compressed_size(t, count) + 255) / 256 * 256;
       const int copies = static_cast<int>(std::clamp<uint64_t>((uint64_t{256} << 20) / bytes, 1, 16));
       const int reps = bytes <= (uint64_t{16} << 20) ? 50 : bytes <= (uint64_t{256} << 20) ? 20 : 10;
+      for (const std::string& mode : o_.modes) {
+      const bool fast = mode == "fast";
       gpu::EncodeOptions opt;
+      opt.mode = fast ? gpu::kModeFast : gpu::kModeAns;
       opt.log2_block = o_.log2_block;
       opt.prob_bits = o_.prob_bits;
       opt.max_ctas = o_.max_ctas;
@@ -227,21 +234,24 @@ class Bench {
       const uint64_t stream_bytes = size0;
       // Every copy holds its stream now; decode them in rotation.
       timed(&dt, [&](int c) {
-        CHECK_OK(gpu::decompress(t, comp + c * cap, cap, out + c * bytes, bytes, ws_, ws_bytes_, res_, o_.max_ctas,
-                                 stream_));
+        gpu::DecodeOptions dopt;
+        dopt.mode = opt.mode;
+        dopt.max_ctas = o_.max_ctas;
+        CHECK_OK(gpu::decompress(t, comp + c * cap, cap, out + c * bytes, bytes, ws_, ws_bytes_, res_, dopt, stream_));
       });
       ok = ok && size == count;
       size = stream_bytes;
       for (int c = 0; c < copies && c < reps + 3; ++c) ok = ok && same(in + c * bytes, out + c * bytes, count * eb);
-      Row row{tname, kDataNames[static_cast<int>(d)], bytes, double(size) / double(count * eb), bound,
+      Row row{tname, kDataNames[static_cast<int>(d)], mode, bytes, double(size) / double(count * eb), bound,
               1000.0 * median(ct), 1000.0 * median(dt)};
-      std::printf("%-5s %-8s %10llu  ratio %.4f  bound %.4f  compress %9.1f us %8.1f GB/s  decompress %9.1f us "
+      std::printf("%-5s %-8s %-4s %10llu  ratio %.4f  bound %.4f  compress %9.1f us %8.1f GB/s  decompress %9.1f us "
                   "%8.1f GB/s  %s\n",
-                  tname, row.data.c_str(), static_cast<unsigned long long>(bytes), row.ratio, bound, row.cus,
+                  tname, row.data.c_str(), mode.c_str(), static_cast<unsigned long long>(bytes), row.ratio, bound, row.cus,
                   bytes / row.cus / 1000.0, row.dus, bytes / row.dus / 1000.0, ok ? "ok" : "MISMATCH");
       std::fflush(stdout);
       if (!ok) failed_ = true;
       rows->push_back(row);
+      }
     }
     cudaFree(in);
     cudaFree(comp);
@@ -295,9 +305,9 @@ void write_json(const Options& o, const std::vector<Row>& rows) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     std::fprintf(f,
-                 "  {\"type\": \"%s\", \"data\": \"%s\", \"bytes\": %llu, \"ratio\": %.5f, \"bound\": %.5f, "
+                 "  {\"type\": \"%s\", \"data\": \"%s\", \"mode\": \"%s\", \"bytes\": %llu, \"ratio\": %.5f, \"bound\": %.5f, "
                  "\"compress_us\": %.2f, \"decompress_us\": %.2f}%s\n",
-                 r.type.c_str(), r.data.c_str(), static_cast<unsigned long long>(r.bytes), r.ratio, r.bound, r.cus,
+                 r.type.c_str(), r.data.c_str(), r.mode.c_str(), static_cast<unsigned long long>(r.bytes), r.ratio, r.bound, r.cus,
                  r.dus, i + 1 < rows.size() ? "," : "");
   }
   std::fprintf(f, "]}\n");

@@ -747,6 +747,225 @@ TEST(CodecGpuSharedTable, BlocksTheSharedTableDoesNotFitKeepTheirOwn) {
   round_trip(DType::kBf16, v.data(), kCount, opts(12));
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Fast mode (EncodeOptions::mode = kModeFast; docs/FORMAT.md, "Fast streams"): the GPU's stream is
+// byte for byte the CPU's, each decodes the other's, and each decoder rejects the other coder's
+// streams.
+
+gpu::EncodeOptions fast_opts(bool checksum = false, int max_ctas = 0) {
+  gpu::EncodeOptions o;
+  o.mode = gpu::kModeFast;
+  o.checksum = checksum;
+  o.max_ctas = max_ctas;
+  return o;
+}
+bool header_fast(const std::vector<uint8_t>& s) {
+  return s.size() >= 32 && s[4] == mpizip::format::kVersionFast && (s[6] & mpizip::format::kFlagFast);
+}
+
+gpu::DeviceResult gpu_decompress_fast(DType t, const std::vector<uint8_t>& stream, uint64_t cap,
+                                      std::vector<uint8_t>* out, int off_src = 0, int off_dst = 0, int max_ctas = 0) {
+  DevBuf src(stream.size() + 64), dst(cap + 64);
+  cudaMemcpy(src.get() + off_src, stream.data(), stream.size(), cudaMemcpyHostToDevice);
+  cudaMemset(dst.get(), 0x5A, cap + 64);
+  gpu::DecodeOptions o;
+  o.mode = gpu::kModeFast;
+  o.max_ctas = max_ctas;
+  EXPECT_EQ(gpu::decompress(t, src.get() + off_src, stream.size(), dst.get() + off_dst, cap, g_env->ws.get(),
+                            g_env->ws.size(), g_env->results(), o, nullptr),
+            Status::kOk);
+  const gpu::DeviceResult r = g_env->read(1)[0];
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  if (out) {
+    out->resize(cap + 64);
+    cudaMemcpy(out->data(), dst.get(), cap + 64, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < off_dst; ++i) EXPECT_EQ((*out)[i], 0x5A);
+    out->erase(out->begin(), out->begin() + off_dst);
+  }
+  return r;
+}
+
+// GPU -> GPU, GPU -> CPU, CPU -> GPU in fast mode; returns the stream.
+std::vector<uint8_t> fast_round_trip(DType t, const void* data, uint64_t count, bool checksum = false, int off_src = 0,
+                                     int off_dst = 0, int max_ctas = 0) {
+  SCOPED_TRACE(testing::Message() << "fast dtype " << int(t) << " count " << count << " offsets " << off_src << "/"
+                                  << off_dst << " ctas " << max_ctas);
+  const uint64_t nb = count * mpizip::format::elem_bytes(t);
+  const std::vector<uint8_t> s = gpu_compress(t, data, count, fast_opts(checksum, max_ctas), off_src, off_dst);
+  EXPECT_TRUE(header_fast(s));
+  // The CPU's fast stream is the same bytes.
+  cpu::EncodeOptions co;
+  co.mode = cpu::kModeFast;
+  co.checksum = checksum;
+  std::vector<uint8_t> cs(cpu::max_compressed_size(t, count));
+  uint64_t w = 0;
+  EXPECT_EQ(cpu::compress(t, data, count, cs.data(), cs.size(), &w, co), Status::kOk);
+  cs.resize(w);
+  EXPECT_TRUE(cs == s) << "GPU and CPU fast streams differ (" << s.size() << " / " << cs.size() << " bytes)";
+  // GPU -> CPU
+  std::vector<uint8_t> back(nb + 1);
+  uint64_t n = 0;
+  EXPECT_EQ(cpu::decompress(s.data(), s.size(), back.data(), nb, &n), Status::kOk);
+  EXPECT_EQ(n, count);
+  EXPECT_EQ(std::memcmp(back.data(), data, nb), 0);
+  // GPU -> GPU
+  std::vector<uint8_t> out;
+  gpu::DeviceResult r = gpu_decompress_fast(t, s, nb, &out, off_dst, off_src, max_ctas);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.size, count);
+  EXPECT_EQ(std::memcmp(out.data(), data, nb), 0);
+  for (int i = 0; i < 16 - off_src; ++i) EXPECT_EQ(out[nb + i], 0x5A) << "write past the destination";
+  // CPU -> GPU
+  r = gpu_decompress_fast(t, cs, nb, &out);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.size, count);
+  EXPECT_EQ(std::memcmp(out.data(), data, nb), 0);
+  return s;
+}
+
+TEST(CodecGpuFast, All16BitPatterns) {
+  std::vector<uint16_t> v(65536);
+  for (int i = 0; i < 65536; ++i) v[i] = static_cast<uint16_t>(i);
+  std::vector<uint16_t> shuffled = v;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(1));
+  for (DType t : {DType::kBf16, DType::kFp16})
+    for (auto* x : {&v, &shuffled})
+      for (bool checksum : {false, true}) fast_round_trip(t, x->data(), x->size(), checksum);
+}
+
+TEST(CodecGpuFast, AllFp8BytePairs) {
+  std::vector<uint8_t> v(2 * 65536);
+  for (int i = 0; i < 65536; ++i) v[2 * i] = static_cast<uint8_t>(i), v[2 * i + 1] = static_cast<uint8_t>(i >> 8);
+  for (DType t : {DType::kE4m3, DType::kE5m2}) {
+    fast_round_trip(t, v.data(), v.size(), true);
+    fast_round_trip(t, v.data(), v.size() - 1);
+  }
+}
+
+TEST(CodecGpuFast, RandomWidePatternsAllEscape) {
+  const uint64_t count = quick() ? 300007 : 20000003;
+  for (DType t : {DType::kFp32, DType::kFp64, DType::kBf16}) {
+    const std::vector<uint8_t> v = random_bytes(count * mpizip::format::elem_bytes(t), 17);
+    fast_round_trip(t, v.data(), count, true);
+    const auto r = realistic(t, count, 18);
+    fast_round_trip(t, r.data(), count);
+  }
+}
+
+TEST(CodecGpuFast, SpecialValues) {
+  const uint32_t f32[] = {0, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7F800001u, 0xFFFFFFFFu, 1, 0x807FFFFFu};
+  std::vector<uint32_t> v;
+  for (int r = 0; r < 5000; ++r) v.insert(v.end(), std::begin(f32), std::end(f32));
+  fast_round_trip(DType::kFp32, v.data(), v.size(), true);
+  std::vector<uint64_t> d;
+  for (uint32_t x : f32) d.push_back((uint64_t{x} << 32) | x);
+  for (int r = 0; r < 12; ++r) d.insert(d.end(), d.begin(), d.begin() + 9);
+  fast_round_trip(DType::kFp64, d.data(), d.size());
+  std::vector<uint16_t> c(300000, 0x3F80);  // one symbol
+  fast_round_trip(DType::kBf16, c.data(), c.size());
+}
+
+TEST(CodecGpuFast, SizesOffsetsAndCtas) {
+  for (DType t : kAll) {
+    const int eb = static_cast<int>(mpizip::format::elem_bytes(t));
+    const auto v = realistic(t, 70000, 3);
+    for (uint64_t n : {0ull, 1ull, 2ull, 3ull, 7ull, 511ull, 4095ull, 4096ull, 4097ull, 8191ull, 8192ull, 8193ull,
+                       40001ull, 70000ull})
+      fast_round_trip(t, v.data(), n, n % 2);
+    fast_round_trip(t, v.data(), 30011, false, eb, 0);
+    fast_round_trip(t, v.data(), 30011, true, 0, 3);
+    fast_round_trip(t, v.data(), 30011, false, 3 * eb, 5);
+    fast_round_trip(t, v.data(), 70000, true, 0, 0, 1);
+    fast_round_trip(t, v.data(), 70000, false, 0, 0, 3);
+  }
+}
+
+TEST(CodecGpuFast, RatioOfUniformBf16) {
+  for (uint64_t count : {uint64_t{1} << 19, quick() ? uint64_t{1} << 20 : uint64_t{1} << 29}) {
+    const std::vector<uint16_t> v = uniform_bf16(count, 11);
+    const auto s = count > (uint64_t{1} << 20) ? gpu_compress(DType::kBf16, v.data(), count, fast_opts())
+                                                : fast_round_trip(DType::kBf16, v.data(), count);
+    const double ratio = static_cast<double>(s.size()) / (2.0 * count);
+    std::printf("bf16 uniform %llu elements: fast ratio %.4f\n", static_cast<unsigned long long>(count), ratio);
+    EXPECT_LE(ratio, 0.75);
+    if (count > (uint64_t{1} << 20)) {
+      std::vector<uint8_t> out;
+      const auto r = gpu_decompress_fast(DType::kBf16, s, 2 * count, &out);
+      EXPECT_EQ(r.status, 0);
+      EXPECT_EQ(std::memcmp(out.data(), v.data(), 2 * count), 0);
+    }
+  }
+}
+
+TEST(CodecGpuFast, ErrorsAndCoderMismatch) {
+  const auto v = realistic(DType::kBf16, 50000, 8);
+  const auto fs = gpu_compress(DType::kBf16, v.data(), 50000, fast_opts());
+  const auto as = gpu_compress(DType::kBf16, v.data(), 50000);
+  std::vector<uint8_t> out;
+  EXPECT_EQ(gpu_decompress_fast(DType::kBf16, fs, 50000 * 2 - 2, &out).status, int(Status::kTruncated));
+  EXPECT_EQ(gpu_decompress_fast(DType::kFp16, fs, 50000 * 2, &out).status, int(Status::kTypeMismatch));
+  EXPECT_EQ(gpu_decompress_fast(DType::kBf16, as, 50000 * 2, &out).status, int(Status::kCorruptStream));
+  EXPECT_EQ(gpu_decompress(DType::kBf16, fs, 50000 * 2, &out).status, int(Status::kCorruptStream));
+  // After errors the workspace serves the next launch.
+  EXPECT_EQ(gpu_decompress_fast(DType::kBf16, fs, 50000 * 2, &out).status, 0);
+  EXPECT_EQ(std::memcmp(out.data(), v.data(), 100000), 0);
+  DevBuf src(100000), dst(5000);
+  cudaMemcpy(src.get(), v.data(), 100000, cudaMemcpyHostToDevice);
+  for (uint64_t cap : {uint64_t{5000}, uint64_t{40}}) {
+    ASSERT_EQ(gpu::compress(DType::kBf16, src.get(), 50000, dst.get(), cap, g_env->ws.get(), g_env->ws.size(),
+                            g_env->results(), fast_opts(), nullptr),
+              Status::kOk);
+    EXPECT_EQ(g_env->read(1)[0].status, int(Status::kTruncated));
+  }
+  EXPECT_EQ(gpu_compress(DType::kBf16, v.data(), 50000, fast_opts()), fs);  // and again after the errors
+  gpu::EncodeOptions bad = fast_opts();
+  bad.mode = 7;
+  EXPECT_EQ(gpu::compress(DType::kBf16, src.get(), 50000, dst.get(), 5000, g_env->ws.get(), g_env->ws.size(),
+                          g_env->results(), bad, nullptr),
+            Status::kInvalidArgument);
+  EXPECT_EQ(gpu::split(DType::kBf16, src.get(), 50000, dst.get(), 5000, fast_opts(), nullptr, nullptr),
+            Status::kInvalidArgument);
+  EXPECT_EQ(gpu::encode(DType::kBf16, src.get(), 50000, dst.get(), 5000, g_env->ws.get(), g_env->ws.size(),
+                        g_env->results(), fast_opts(), nullptr),
+            Status::kInvalidArgument);
+}
+
+TEST(CodecGpuFast, FlippedAndTruncatedStreams) {
+  const int rounds = quick() ? 60 : 1500;
+  std::mt19937 rng(5);
+  for (DType t : {DType::kBf16, DType::kFp64, DType::kE5m2}) {
+    const uint64_t count = 20000;
+    const uint64_t nb = count * mpizip::format::elem_bytes(t);
+    const auto v = realistic(t, count, 12);
+    const auto s = gpu_compress(t, v.data(), count, fast_opts(true));
+    int detected = 0;
+    for (int r = 0; r < rounds; ++r) {
+      std::vector<uint8_t> c = s;
+      const int kind = r % 3;
+      if (kind == 0) {
+        c[rng() % c.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      } else if (kind == 1) {
+        for (int k = 0; k < 8; ++k) c[rng() % c.size()] = static_cast<uint8_t>(rng());
+      } else {
+        c.resize(rng() % c.size());
+      }
+      std::vector<uint8_t> out;
+      const gpu::DeviceResult res = gpu_decompress_fast(t, c, nb, &out);
+      ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+      for (int i = 0; i < 16; ++i) ASSERT_EQ(out[nb + i], 0x5A) << "write past the destination";
+      // The CPU decoder agrees on what is corrupt (a flipped dtype reads there as another type).
+      std::vector<uint8_t> back(nb);
+      uint64_t n = 0;
+      const Status cs = cpu::decompress(c.data(), c.size(), back.data(), nb, &n);
+      EXPECT_EQ(res.status != 0, cs != Status::kOk) << "round " << r;
+      if (res.status != 0) ++detected;
+      else EXPECT_EQ(std::memcmp(out.data(), v.data(), nb), 0) << "undetected corruption, round " << r;
+    }
+    EXPECT_GT(detected, rounds * 3 / 4);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

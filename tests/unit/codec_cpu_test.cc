@@ -1092,5 +1092,367 @@ TEST(CodecCpuShared, VersionAndFlagMismatchesAreCorrupt) {
   EXPECT_EQ(decompress(st.data(), st.size(), back.data(), back.size(), &got), Status::kCorruptStream);
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Fast streams (EncodeOptions::mode = kModeFast; docs/FORMAT.md, "Fast streams").
+
+EncodeOptions fast_opt(bool checksum = false, int threads = 0) {
+  EncodeOptions opt;
+  opt.mode = kModeFast;
+  opt.checksum = checksum;
+  opt.threads = threads;
+  return opt;
+}
+bool is_fast(const Bytes& s) { return s.size() >= 32 && s[4] == format::kVersionFast && (s[6] & format::kFlagFast); }
+
+// The symbols of each plane as docs/FORMAT.md's table defines them, from the original data.
+std::vector<Bytes> spec_symbols(DType t, const uint8_t* src, uint64_t count) {
+  const uint64_t nsym = format::symbols_per_plane(t, count);
+  std::vector<Bytes> sym(format::planes(t), Bytes(nsym));
+  auto byte = [&](uint64_t i) -> uint32_t { return i < count ? src[i] : 0; };
+  for (uint64_t i = 0; i < nsym; ++i) {
+    switch (t) {
+      case DType::kBf16: case DType::kFp16: {
+        uint16_t v;
+        std::memcpy(&v, src + 2 * i, 2);
+        sym[0][i] = static_cast<uint8_t>(v >> 7);
+        break;
+      }
+      case DType::kFp32: {
+        uint32_t v;
+        std::memcpy(&v, src + 4 * i, 4);
+        sym[0][i] = static_cast<uint8_t>(v >> 23);
+        break;
+      }
+      case DType::kFp64: {
+        uint64_t v;
+        std::memcpy(&v, src + 8 * i, 8);
+        sym[0][i] = static_cast<uint8_t>(v >> 55);
+        sym[1][i] = static_cast<uint8_t>(v >> 47);
+        break;
+      }
+      case DType::kE4m3: sym[0][i] = static_cast<uint8_t>((((byte(2 * i) >> 3) & 0xF) << 4) | ((byte(2 * i + 1) >> 3) & 0xF)); break;
+      case DType::kE5m2: sym[0][i] = static_cast<uint8_t>((src[i] >> 2) & 0x1F); break;
+    }
+  }
+  return sym;
+}
+
+// A decoder of the fast coded section written from docs/FORMAT.md alone: the symbols of every
+// plane, and how many chunks took each width and how many symbols were escaped.
+struct FastDecoded {
+  std::vector<Bytes> sym;
+  int widths[9] = {};
+  uint64_t escapes = 0;
+};
+FastDecoded spec_decode_fast(DType t, const Bytes& s) {
+  FastDecoded d;
+  uint64_t count;
+  std::memcpy(&count, s.data() + 8, 8);
+  const uint64_t nsym = format::symbols_per_plane(t, count), planes = format::planes(t);
+  const uint64_t chunks = (nsym + 4095) / 4096;
+  const uint64_t co = 32 + format::raw_bytes(t, count);
+  const uint64_t data = co + format::align_up(16 + 8 * chunks * planes);
+  EXPECT_EQ(load64(s.data() + co), s.size() - co);
+  d.sym.assign(planes, Bytes(nsym));
+  uint64_t start = 0;
+  for (uint64_t k = 0; k < chunks; ++k) {
+    for (uint64_t p = 0; p < planes; ++p) {
+      const uint64_t end = load64(s.data() + co + 16 + 8 * (k * planes + p));
+      const uint8_t* c = s.data() + data + start;
+      const uint64_t n = std::min<uint64_t>(4096, nsym - 4096 * k);
+      const int w = c[0];
+      d.widths[w & 15]++;
+      const uint64_t codes_bytes = format::align_up((n * w + 7) / 8);
+      const uint8_t* esc = c + 16 + codes_bytes;
+      uint64_t e = 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint32_t code = (c[16 + i * w / 8] >> (i * w % 8)) & ((1u << w) - 1);
+        if (w == 8) d.sym[p][4096 * k + i] = static_cast<uint8_t>(code);
+        else if (code == (1u << w) - 1) d.sym[p][4096 * k + i] = esc[e++];
+        else d.sym[p][4096 * k + i] = c[1 + code];
+      }
+      d.escapes += e;
+      EXPECT_EQ(end - start, format::align_up(16 + codes_bytes + e)) << "chunk " << k << " plane " << p;
+      start = end;
+    }
+  }
+  EXPECT_EQ(data + start, s.size());
+  return d;
+}
+
+// Round trip in fast mode, the stream checked against the documented layout and the documented
+// symbols; returns the stream.
+Bytes fast_round_trip(DType t, const uint8_t* src, uint64_t count, const EncodeOptions& opt, FastDecoded* out = nullptr) {
+  Bytes s = round_trip(t, src, count, opt, opt.threads);
+  EXPECT_TRUE(is_fast(s));
+  EXPECT_FALSE(is_stored(s));
+  EXPECT_EQ(s[7], format::kFastLog2Chunk);
+  EXPECT_EQ(s[24], 0);
+  EXPECT_LE(s.size(), max_compressed_size(t, count));
+  EXPECT_LE(s.size(), format::fast_max_stream_bytes(t, count));
+  StreamInfo info;
+  EXPECT_EQ(read_header(s.data(), s.size(), &info), Status::kOk);
+  EXPECT_EQ(info.total_bytes_if_known, s.size());
+  EXPECT_EQ(s.size() % 16, 0u);
+  FastDecoded d = spec_decode_fast(t, s);
+  EXPECT_TRUE(d.sym == spec_symbols(t, src, count)) << "symbols differ from the documented split";
+  if (out) *out = d;
+  return s;
+}
+
+TEST(CodecCpuFast, All16BitPatterns) {
+  std::vector<uint16_t> all(65536);
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<uint16_t> shuffled = all;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(3));
+  for (DType t : {DType::kBf16, DType::kFp16}) {
+    for (auto* v : {&all, &shuffled}) {
+      for (bool checksum : {false, true}) {
+        FastDecoded d;
+        fast_round_trip(t, reinterpret_cast<uint8_t*>(v->data()), v->size(), fast_opt(checksum, 2), &d);
+        EXPECT_GT(d.widths[8] + d.escapes, 0u);  // every exponent occurs: no chunk codes them all short
+      }
+    }
+  }
+}
+
+TEST(CodecCpuFast, AllFp8BytePairs) {
+  Bytes pairs(2 * 65536);
+  for (uint32_t i = 0; i < 65536; ++i) {
+    pairs[2 * i] = static_cast<uint8_t>(i >> 8);
+    pairs[2 * i + 1] = static_cast<uint8_t>(i);
+  }
+  for (DType t : {DType::kE4m3, DType::kE5m2}) {
+    fast_round_trip(t, pairs.data(), pairs.size(), fast_opt(true));
+    fast_round_trip(t, pairs.data() + 1, pairs.size() - 1, fast_opt());  // odd count, pairs shifted
+  }
+}
+
+TEST(CodecCpuFast, RandomWidePatternsWithSpecials) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    std::vector<uint32_t> a = random_patterns<uint32_t>(1'000'003, seed);
+    std::vector<uint64_t> b = random_patterns<uint64_t>(500'001, seed);
+    FastDecoded d32, d64;
+    fast_round_trip(DType::kFp32, reinterpret_cast<uint8_t*>(a.data()), a.size(), fast_opt(seed % 2, 2), &d32);
+    fast_round_trip(DType::kFp64, reinterpret_cast<uint8_t*>(b.data()), b.size(), fast_opt(seed % 2, 2), &d64);
+    // 1 in 16 patterns has any exponent: escapes in every chunk of width 4.
+    EXPECT_GT(d32.escapes, 0u);
+    EXPECT_GT(d64.escapes, 0u);
+  }
+}
+
+TEST(CodecCpuFast, AllEscapeData) {
+  // Random bits: about 256 distinct exponent bytes a chunk; every chunk codes 8 bits, and the
+  // stream is the input's size plus its heads and tables.
+  std::vector<uint16_t> v(100'000);
+  std::mt19937 g(5);
+  for (auto& x : v) x = static_cast<uint16_t>(g());
+  FastDecoded d;
+  Bytes s = fast_round_trip(DType::kBf16, reinterpret_cast<uint8_t*>(v.data()), v.size(), fast_opt(), &d);
+  EXPECT_EQ(d.widths[8], 25);
+  EXPECT_EQ(d.escapes, 0u);
+  EXPECT_LT(s.size(), 2 * v.size() * 1.01);
+  // 40 distinct exponents a chunk, skewed: width 4 with escapes (more than 15 symbols).
+  std::vector<uint16_t> w(50'000);
+  for (size_t i = 0; i < w.size(); ++i) {
+    const uint32_t r = g();
+    const uint32_t e = r % 4 ? 120 + (r >> 8) % 8 : 80 + (r >> 8) % 40;
+    w[i] = static_cast<uint16_t>((e << 7) | (g() & 0x807F));
+  }
+  fast_round_trip(DType::kBf16, reinterpret_cast<uint8_t*>(w.data()), w.size(), fast_opt(true), &d);
+  EXPECT_GT(d.widths[4], 0);
+  EXPECT_GT(d.escapes, w.size() / 8);
+}
+
+TEST(CodecCpuFast, SizesAndSpecials) {
+  for (DType t : kTypes) {
+    SCOPED_TRACE(type_name(t));
+    const uint64_t b = 4096 * (t == DType::kE4m3 ? 2 : 1);  // elements per chunk
+    for (uint64_t count : {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{17}, uint64_t{257}, b - 1, b,
+                           b + 1, 3 * b + 17, 7 * b}) {
+      for (osub::DataKind kind : {osub::DataKind::kNormal, osub::DataKind::kConstant}) {
+        Bytes v = make_data(t, kind, count, count);
+        fast_round_trip(t, v.data(), count, fast_opt(count % 2));
+      }
+    }
+  }
+}
+
+TEST(CodecCpuFast, UniformBf16RatioAndWidths) {
+  const uint64_t count = (uint64_t{1} << 20) / 2;
+  for (osub::DataKind kind : {osub::DataKind::kUniform, osub::DataKind::kNormal}) {
+    Bytes v = make_data(DType::kBf16, kind, count, 3);
+    FastDecoded d;
+    Bytes s = fast_round_trip(DType::kBf16, v.data(), count, fast_opt(), &d);
+    const double ratio = static_cast<double>(s.size()) / static_cast<double>(v.size());
+    std::printf("bf16 %s fast ratio %.4f (widths 2: %d, 4: %d, 8: %d)\n", osub::data_kind_name(kind).data(), ratio,
+                d.widths[2], d.widths[4], d.widths[8]);
+    // Uniform U[-1,1]: 3 short codes cover 7/8 of the symbols, so 2-bit codes win: 11 bits of 16.
+    if (kind == osub::DataKind::kUniform) {
+      EXPECT_LE(ratio, 0.75);
+      EXPECT_EQ(d.widths[2], 128);
+    } else {
+      EXPECT_LE(ratio, 0.78);
+    }
+  }
+}
+
+TEST(CodecCpuFast, ThreadsAndAlignmentDoNotChangeTheStream) {
+  const uint64_t count = 20 * 4096 + 3;
+  for (DType t : {DType::kBf16, DType::kFp64, DType::kE4m3}) {
+    Bytes v = make_data(t, osub::DataKind::kNormal, count, 9);
+    Bytes one = fast_round_trip(t, v.data(), count, fast_opt(true, 1));
+    for (int threads : {2, 3, 7})
+      EXPECT_EQ(fast_round_trip(t, v.data(), count, fast_opt(true, threads)), one) << threads << " threads";
+    Bytes src(v.size() + 3);
+    std::memcpy(src.data() + 3, v.data(), v.size());
+    Bytes s(max_compressed_size(t, count) + 5);
+    uint64_t written = 0;
+    ASSERT_EQ(compress(t, src.data() + 3, count, s.data() + 5, s.size() - 5, &written, fast_opt(true)), Status::kOk);
+    EXPECT_TRUE(Bytes(s.begin() + 5, s.begin() + 5 + written) == one);
+  }
+}
+
+TEST(CodecCpuFast, ModeIsValidatedAndDefaultIsAns) {
+  Bytes v = make_data(DType::kBf16, osub::DataKind::kNormal, 10000, 1);
+  Bytes ans = compress_ok(DType::kBf16, v.data(), 10000);
+  EXPECT_FALSE(is_fast(ans));
+  EXPECT_EQ(ans[4], format::kVersion);
+  Bytes out(max_compressed_size(DType::kBf16, 10000));
+  uint64_t written = 0;
+  EncodeOptions opt;
+  opt.mode = 2;
+  EXPECT_EQ(compress(DType::kBf16, v.data(), 10000, out.data(), out.size(), &written, opt), Status::kInvalidArgument);
+  opt.mode = -1;
+  EXPECT_EQ(compress(DType::kBf16, v.data(), 10000, out.data(), out.size(), &written, opt), Status::kInvalidArgument);
+  // A destination too small.
+  Bytes s = compress_ok(DType::kBf16, v.data(), 10000, fast_opt());
+  EXPECT_EQ(compress(DType::kBf16, v.data(), 10000, out.data(), s.size() - 16, &written, fast_opt()), Status::kTruncated);
+  EXPECT_EQ(compress(DType::kBf16, v.data(), 10000, out.data(), 40, &written, fast_opt()), Status::kTruncated);
+}
+
+struct FastSample {
+  DType t;
+  uint64_t count;
+  Bytes data, stream;
+  FastSample(DType type, bool checksum, uint64_t n = 3 * 4096 + 100) : t(type), count(n) {
+    data = make_data(t, osub::DataKind::kNormal, count, 21);
+    // Some escapes: a few exponents far from the rest.
+    for (uint64_t i = 0; i < data.size(); i += 97) data[i] ^= 0x40;
+    stream = compress_ok(t, data.data(), count, fast_opt(checksum));
+  }
+  Status decode(const Bytes& s, uint64_t len, Bytes* out) const {
+    out->assign(count * format::elem_bytes(t), 0);
+    uint64_t got;
+    return decompress(s.data(), len, out->data(), out->size(), &got);
+  }
+};
+
+TEST(CodecCpuFastCorrupt, FlipsAreDetectedOrHarmless) {
+  // With a checksum every flip either fails or decodes to the original (a flip in padding, in an
+  // unused table slot or in unused code bits); never wrong data.
+  for (DType t : {DType::kBf16, DType::kFp64, DType::kE5m2}) {
+    SCOPED_TRACE(type_name(t));
+    FastSample x(t, true);
+    Bytes out;
+    int detected = 0, tried = 0;
+    for (uint64_t i = 0; i < x.stream.size(); i += (i < 600 ? 1 : 5)) {
+      for (int bit : {0, 3, 7}) {
+        Bytes s = x.stream;
+        s[i] ^= static_cast<uint8_t>(1 << bit);
+        const Status st = x.decode(s, s.size(), &out);
+        ++tried;
+        if (st == Status::kCorruptStream) {
+          ++detected;
+          continue;
+        }
+        if (st == Status::kTruncated && i >= 8 && i < 16) continue;
+        ASSERT_EQ(st, Status::kOk) << "byte " << i;
+        ASSERT_EQ(out, x.data) << "flip of byte " << i << " bit " << bit << " decoded to wrong data";
+      }
+    }
+    EXPECT_GT(detected, tried * 3 / 4);
+  }
+}
+
+TEST(CodecCpuFastCorrupt, FlipsWithoutChecksumNeverEscapeTheBuffers) {
+  FastSample x(DType::kBf16, false);
+  Bytes out;
+  std::mt19937 g(12);
+  for (int trial = 0; trial < 3000; ++trial) {
+    Bytes s = x.stream;
+    for (int f = 0; f < 1 + trial % 3; ++f) s[g() % s.size()] ^= static_cast<uint8_t>(1u << (g() % 8));
+    const Status st = x.decode(s, s.size(), &out);
+    ASSERT_TRUE(st == Status::kOk || st == Status::kCorruptStream || st == Status::kTruncated);
+  }
+}
+
+TEST(CodecCpuFastCorrupt, TruncationAndHeaderFields) {
+  FastSample x(DType::kFp32, false);
+  Bytes out;
+  for (uint64_t len = 0; len < x.stream.size(); len += (len < 64 ? 1 : 13))
+    ASSERT_EQ(x.decode(x.stream, len, &out), Status::kCorruptStream) << len;
+  ASSERT_EQ(x.decode(x.stream, x.stream.size(), &out), Status::kOk);
+  auto corrupt = [&](Bytes s) { EXPECT_EQ(x.decode(s, s.size(), &out), Status::kCorruptStream); };
+  Bytes s = x.stream;
+  s[4] = format::kVersion;  // the FAST flag in version 1
+  corrupt(s);
+  s = x.stream;
+  s[6] |= format::kFlagStored;
+  corrupt(s);
+  s = x.stream;
+  s[6] |= format::kFlagSharedTable;
+  corrupt(s);
+  s = x.stream;
+  s[6] &= static_cast<uint8_t>(~format::kFlagFast);  // version 3 without the flag
+  corrupt(s);
+  for (uint8_t lb : {10, 11, 13, 16}) {
+    s = x.stream;
+    s[7] = lb;
+    corrupt(s);
+  }
+  s = x.stream;
+  s[24] = 11;  // a precision
+  corrupt(s);
+  // A width that is not 2, 4 or 8 in the first chunk; a chunk end moved by 16.
+  const uint64_t co = format::coded_offset(x.t, x.count);
+  const uint64_t data = co + format::block_data_offset(x.t, x.count, format::kFastLog2Chunk);
+  for (uint8_t w : {0, 1, 3, 6, 16}) {
+    s = x.stream;
+    s[data] = w;
+    corrupt(s);
+  }
+  s = x.stream;
+  s[co + 16] += 16;
+  corrupt(s);
+  // Another ANS stream's version bits on a fast body.
+  s = x.stream;
+  s[4] = format::kVersionShared;
+  corrupt(s);
+  // A short destination.
+  out.assign(x.data.size() - 1, 0);
+  uint64_t got;
+  EXPECT_EQ(decompress(x.stream.data(), x.stream.size(), out.data(), out.size(), &got), Status::kTruncated);
+}
+
+TEST(CodecCpuFastCorrupt, RandomChunksBehindAValidHeader) {
+  FastSample x(DType::kBf16, false);
+  const uint64_t co = format::coded_offset(x.t, x.count);
+  const uint64_t data = co + format::block_data_offset(x.t, x.count, format::kFastLog2Chunk);
+  std::mt19937 g(4);
+  Bytes out;
+  int ok = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    Bytes s = x.stream;
+    for (uint64_t i = data; i < s.size(); ++i) s[i] = static_cast<uint8_t>(g());
+    if (trial % 2) s[data] = static_cast<uint8_t>(2 << (g() % 3));  // a valid width, random codes
+    const Status st = x.decode(s, s.size(), &out);
+    ASSERT_TRUE(st == Status::kOk || st == Status::kCorruptStream);
+    ok += st == Status::kOk;
+  }
+  EXPECT_LT(ok, 2000);
+}
+
 }  // namespace
 }  // namespace mpizip::kernels::cpu
