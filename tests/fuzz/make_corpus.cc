@@ -3,6 +3,8 @@
 //   make_corpus TARGET DIR
 // decode:       small streams of every element type and precision, with and without checksum,
 //               coded (one table per block, and SHARED_TABLE) and STORED.
+// decode_fast:  fast streams (version 3) of every element type, with and without checksum, whose
+//               chunks take each code width (2, 4 and 8 bits) and escapes.
 // match_header: match messages of every form (plain, inline raw and compressed, bulk, split,
 //               bulk from device memory, chunked) with the payload the receiver's transport serves.
 // hello:        the allreduce's hellos, agreeing with the target's own and not.
@@ -194,16 +196,54 @@ bool chunked_corpus(std::mt19937& gen) {
   return true;
 }
 
+// Fast streams: data whose chunks take width 2 (three exponents cover most), 4 (a spread with
+// escapes) and 8 (random bits), every type, a partial last chunk, with and without checksum.
+bool fast_corpus(std::mt19937& gen) {
+  for (int t = 1; t <= 6; ++t) {
+    const DType dtype = static_cast<DType>(t);
+    const uint64_t eb = mpizip::format::elem_bytes(dtype);
+    for (uint64_t count : {uint64_t{0}, uint64_t{3}, uint64_t{700}, uint64_t{5000} * (dtype == DType::kE4m3 ? 2 : 1)}) {
+      for (int shape = 0; shape < 3; ++shape) {
+        std::vector<uint8_t> data(count * eb);
+        for (size_t i = 0; i < data.size(); ++i) {
+          const uint32_t r = gen();
+          const bool top = i % eb + 1 == eb;  // the byte holding the exponent's high bits
+          data[i] = static_cast<uint8_t>(shape == 2 || !top ? r
+                                         : shape == 0       ? 0x3C + (r % 8 == 0 ? r % 5 : 0) + (r >> 31) * 0x80
+                                                            : 0x30 + r % 24);
+        }
+        for (int checksum = 0; checksum < 2; ++checksum) {
+          cpu::EncodeOptions opt;
+          opt.mode = cpu::kModeFast;
+          opt.checksum = checksum;
+          std::vector<uint8_t> s(cpu::max_compressed_size(dtype, count));
+          uint64_t written = 0;
+          if (cpu::compress(dtype, data.data(), count, s.data(), s.size(), &written, opt) != mpizip::Status::kOk)
+            return false;
+          s.resize(written);
+          if (!write_seed(s)) return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s decode|match_header|hello|chunked DIR\n", argv[0]);
+    std::fprintf(stderr, "usage: %s decode|decode_fast|match_header|hello|chunked DIR\n", argv[0]);
     return 2;
   }
   const std::string target = argv[1];
   dir = argv[2];
   std::mt19937 gen(1);
+  if (target == "decode_fast") {
+    if (!fast_corpus(gen)) return 1;
+    std::printf("%d seeds in %s\n", files, argv[2]);
+    return 0;
+  }
   if (target != "decode") {
     bool ok = target == "match_header" ? match_header_corpus(gen)
               : target == "hello"      ? hello_corpus()

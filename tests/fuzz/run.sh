@@ -6,6 +6,7 @@
 #   tests/fuzz/run.sh [SECONDS] [libFuzzer flags...]
 # Targets (FUZZ_TARGETS, default all), each a parser of bytes from a peer:
 #   decode        the CPU decoder (kernels/codec_cpu.h): any stream, re-encoded when accepted
+#   decode_fast   the same decoder seeded with fast streams (version 3), re-encoded in fast mode
 #   match_header  the match message (p2p/wire.h parse_header) and the receiver acting on it
 #                 (p2p/recv.cc: inline, bulk, split and chunked payloads from a fake transport)
 #   hello         the two-shot allreduce's hello (coll/wire.h parse_hello, compare_hello)
@@ -19,12 +20,12 @@ secs=${1:-60}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${FUZZ_DIR:-/tmp/mpizip-fuzz}
 cxx=${CLANGXX:-clang++}
-targets=${FUZZ_TARGETS:-decode match_header hello chunked}
+targets=${FUZZ_TARGETS:-decode decode_fast match_header hello chunked}
 jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 mpicxx=${MPICXX:-mpicxx}
 mpi_cflags=$($mpicxx --showme:compile 2>/dev/null || $mpicxx -compile_info | cut -d' ' -f2- | tr ' ' '\n' | grep '^-I' | tr '\n' ' ')
 mpi_libs=$($mpicxx --showme:link 2>/dev/null || $mpicxx -link_info | cut -d' ' -f2- | tr ' ' '\n' | grep '^-[lLW]' | tr '\n' ' ')
-codec="kernels/codec_cpu.cc kernels/encode_cpu.cc kernels/decode_cpu.cc kernels/split_cpu.cc
+codec="kernels/codec_cpu.cc kernels/encode_cpu.cc kernels/decode_cpu.cc kernels/fast_cpu.cc kernels/split_cpu.cc
        kernels/ans_cpu.cc kernels/ans_simd_cpu.cc src/platform/status.cc"
 recv="p2p/recv.cc p2p/wire.cc p2p/chunked.cc p2p/probed_queue.cc p2p/gpu_codec_none.cc
       src/platform/buffers.cc src/platform/log.cc src/platform/device_none.cc"
@@ -45,7 +46,7 @@ objs() { for s in "$@"; do obj "$s"; done; }
 covs() { for s in "$@"; do cov "$s"; done; }
 for t in $targets; do
   case $t in
-    decode) extra=$(covs $codec) ;;
+    decode | decode_fast) extra=$(covs $codec) ;;
     match_header | chunked) extra="$(objs $codec) $(covs $recv) $mpi_libs" ;;
     hello) extra=$(cov coll/wire.cc) ;;
     *) echo "run.sh: unknown target $t" >&2; exit 2 ;;
