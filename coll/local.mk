@@ -18,3 +18,6 @@ libmpizip_core_la_SOURCES += \
 	coll/tma_tuning.h coll/tma_tuning.cc \
 	coll/tma_coll.h coll/tma_coll.cc
 noinst_HEADERS += coll/tma_tuning_table.inc
+# The hierarchical composition across multi-GPU nodes (its stages run by src/core on the node and
+# cross sub-communicators).
+libmpizip_core_la_SOURCES += coll/hierarchical.h coll/hierarchical.cc

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
 
 #include "coll/allreduce.h"
+#include "coll/hierarchical.h"
 #include "coll/tma_coll.h"
 #include "include/mpizip.h"
 #include "src/core/agreement.h"
@@ -50,8 +52,11 @@ struct Route {
 // the communicator declares bf16 stays an integer to the reduction: it goes to the MPI library),
 // the op MPI_SUM, MPI_PROD, MPI_MIN or MPI_MAX, and MPIZIP_ALLREDUCE picks it for this size.
 // Everything else, invalid arguments included (which MPI reports), goes to the MPI library.
-std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  if (!protocol_job_on() || !active() || count < 0 || comm == MPI_COMM_NULL) return std::nullopt;
+// The two-shot's engine on `comm` for this type and op, whatever the size and the nodes: the
+// facts route() starts from (the hierarchical collectives' stages take it on their
+// sub-communicators at every size).
+std::optional<Route> engine_route(MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (!protocol_job_on() || !active() || comm == MPI_COMM_NULL) return std::nullopt;
   if (type != MPI_FLOAT && type != MPI_DOUBLE && type != MPIZip_bf16 && type != MPIZip_fp16 &&
       fortran_real(type) == Basic::kOther) {
     return std::nullopt;
@@ -65,6 +70,16 @@ std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm com
   if (!dtype || s->size < 2 || s->size > coll::kMaxRanks) return std::nullopt;
   std::shared_ptr<CommContext> c = s->context;
   if (!c || !c->coll_transport) return std::nullopt;
+  return Route{s, std::move(c), *dtype, red->op};
+}
+
+std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (count < 0) return std::nullopt;
+  std::optional<Route> r = engine_route(type, op, comm);
+  if (!r) return std::nullopt;
+  const Settings& st = comm_settings(r->state);
+  const std::shared_ptr<CommContext>& c = r->context;
+  const std::optional<format::DType> dtype = r->dtype;
   const bool narrow = *dtype == format::DType::kBf16 || *dtype == format::DType::kFp16;
   // Ranks of one node: nothing crosses a network, so nothing is compressed, and the MPI library
   // reduces host buffers faster than the two-shot (device buffers take the intra-node engine
@@ -75,7 +90,7 @@ std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm com
   const uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(*dtype);
   if (st.allreduce == kAllreduceAuto && !narrow && bytes < st.allreduce_min_bytes)
     return std::nullopt;
-  return Route{s, std::move(c), *dtype, red->op};
+  return r;
 }
 
 // What the communicator's settings say about compressing a two-shot's pieces.
@@ -357,6 +372,304 @@ int run_twoshot(const Route& r, const void* in, void* out, int count, MPI_Comm c
   return raise(comm, s, what);
 }
 
+// ---- Hierarchical collectives (coll/hierarchical.h) --------------------------------------------
+
+// MPIZIP_HIERARCHICAL's choices, in settings.def's order.
+enum HierarchicalSetting { kHierarchicalAuto = 0, kHierarchicalOff = 1 };
+
+// Collective over the communicator of context `c` (state `s`): where its ranks sit (one gather of
+// each rank's node, named by its lowest rank) and, where it is N >= 2 nodes of G >= 2 ranks each,
+// the node and cross sub-communicators, split from the collectives' duplicate, with MPIZip's
+// protocol set up on them and the communicator's hints. Every rank gets the same outcome.
+std::unique_ptr<Hierarchy> make_hierarchy(CommState& s, CommContext& c) {
+  auto h = std::make_unique<Hierarchy>();
+  const transport::NodeMap& m = c.nodes;
+  const int P = m.size;
+  int leader = m.rank;
+  for (int p = 0; p < P; ++p) {
+    if (m.same_host[p]) {
+      leader = p;
+      break;
+    }
+  }
+  std::vector<int> leaders(static_cast<size_t>(P));
+  if (PMPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, c.coll_comm) != MPI_SUCCESS)
+    return h;
+  std::vector<int> distinct = leaders;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  const int N = static_cast<int>(distinct.size());
+  if (N < 2 || P % N != 0 || P / N < 2) return h;
+  const int G = P / N;
+  h->node_of.assign(static_cast<size_t>(P), 0);
+  h->local_of.assign(static_cast<size_t>(P), 0);
+  std::vector<int> seen(static_cast<size_t>(N), 0);
+  for (int p = 0; p < P; ++p) {
+    const int k = static_cast<int>(std::lower_bound(distinct.begin(), distinct.end(), leaders[p]) -
+                                   distinct.begin());
+    h->node_of[p] = k;
+    h->local_of[p] = seen[k]++;
+  }
+  for (int k = 0; k < N; ++k) {
+    if (seen[k] != G) return h;  // nodes of different sizes: the flat algorithms
+  }
+  h->nodes = N;
+  h->per_node = G;
+  h->node = h->node_of[m.rank];
+  h->local = h->local_of[m.rank];
+  bool ready =
+      PMPI_Comm_split(c.coll_comm, h->node, h->local, &h->node_comm) == MPI_SUCCESS &&
+      PMPI_Comm_split(c.coll_comm, h->local, h->node, &h->cross_comm) == MPI_SUCCESS;
+  for (MPI_Comm sub : {h->node_comm, h->cross_comm}) {
+    if (!ready) break;
+    PMPI_Comm_set_name(sub, sub == h->node_comm ? "MPIZip node" : "MPIZip cross");
+    CommState* ss = comm_state(sub);
+    if (ss == nullptr) {
+      ready = false;
+      break;
+    }
+    comm_hints_inherit(s, ss);
+    ready = protocol_attach(sub) == MPI_SUCCESS && ss->protocol.load() && ss->context &&
+            ss->context->coll_transport;
+  }
+  // Each sub-communicator's setup agrees within it; the whole communicator agrees here.
+  h->usable = every_rank(ready, c.coll_comm);
+  if (!h->usable) {
+    MPIZIP_INFO("hierarchical collectives: the sub-communicators of %d nodes of %d ranks could not "
+                "be set up; the flat algorithms run", N, G);
+  } else {
+    MPIZIP_INFO("hierarchical collectives: %d nodes of %d ranks", N, G);
+  }
+  return h;
+}
+
+// The hierarchy of the two-shot route `r` where the hierarchical collectives take its calls
+// (MPIZIP_HIERARCHICAL, several ranks on each of several nodes), set up by the first call that
+// asks (collective: every rank asks from the same facts); null otherwise.
+Hierarchy* hierarchy_of(const Route& r) {
+  const Settings& st = comm_settings(r.state);
+  if (st.hierarchical == kHierarchicalOff || st.force_internode || r.context->nodes.one_node())
+    return nullptr;
+  CommContext& c = *r.context;
+  if (!c.hierarchy) c.hierarchy = make_hierarchy(*r.state, c);
+  return c.hierarchy->usable ? c.hierarchy.get() : nullptr;
+}
+
+// The stages of a hierarchical collective on `h`'s sub-communicators, with MPIZip's own engines:
+// intra-node, the TMA engine where it takes the call, else the two-shot's engine (whose pieces
+// travel raw within a node); between nodes, the two-shot's engine. Both fold in rank order with
+// kernels/reduce.h's arithmetic, so a node's result is the same bits whichever ran it.
+class SubStages : public coll::hier::Stages {
+ public:
+  SubStages(const Hierarchy& h, MPI_Comm whole, MPI_Datatype type, MPI_Op op, uint32_t elem)
+      : h_(h), whole_(whole), type_(type), op_(op), elem_(elem) {}
+
+  Status node_reduce_scatter(const void* in, void* out, uint64_t count) override {
+    // The engine's reduce-scatter writes each rank's block where MPI puts it; in place, MPI's
+    // block would be at the start of the buffer, so in place the two-shot's engine runs it.
+    if (in != out && count <= INT_MAX) {
+      const int G = h_.per_node;
+      uint64_t counts[coll::tma::kMaxRanks] = {};
+      uint64_t mine = 0;
+      if (G <= coll::tma::kMaxRanks) {
+        for (int q = 0; q < G; ++q) {
+          uint64_t b = 0;
+          coll::hier::shard_of(count, elem_, G, q, &b, &counts[q]);
+          if (q == h_.local) mine = b;
+        }
+        if (auto a = reduction_args(Kind::kReduceScatter, in,
+                                    static_cast<uint8_t*>(out) + mine * elem_, 1, type_, op_)) {
+          a->call.counts = counts;
+          if (auto rc = on_engine(h_.node_comm, *a, "hierarchical reduce-scatter (intra-node)",
+                                  a->type))
+            return Status::mpi(*rc);
+        }
+      }
+    }
+    return twoshot(h_.node_comm, in, out, count, coll::AllreduceArgs::Shape::kReduceScatter, 0);
+  }
+
+  Status node_allgather(void* buf, uint64_t count) override {
+    const int G = h_.per_node;
+    if (G <= coll::tma::kMaxRanks) {
+      uint64_t counts[coll::tma::kMaxRanks] = {}, displs[coll::tma::kMaxRanks] = {};
+      for (int q = 0; q < G; ++q) {
+        coll::hier::shard_of(count, elem_, G, q, &displs[q], &counts[q]);
+        counts[q] *= elem_;
+        displs[q] *= elem_;
+      }
+      coll::tma::Args a;
+      a.call.kind = Kind::kAllgatherv;
+      a.call.counts = counts;
+      a.call.displs = displs;
+      a.in_place = true;
+      a.in = MPI_IN_PLACE;
+      a.out = buf;
+      if (auto rc = on_engine(h_.node_comm, a, "hierarchical allgather (intra-node)", std::nullopt))
+        return Status::mpi(*rc);
+    }
+    return twoshot(h_.node_comm, buf, buf, count, coll::AllreduceArgs::Shape::kAllgather, 0);
+  }
+
+  Status node_bcast(void* buf, uint64_t count, int root) override {
+    coll::tma::Args a;
+    a.call.kind = Kind::kBcast;
+    a.call.root = root;
+    a.call.count = count * elem_;
+    a.in = buf;
+    a.out = buf;
+    if (auto rc = on_engine(h_.node_comm, a, "hierarchical broadcast (intra-node)", std::nullopt))
+      return Status::mpi(*rc);
+    return twoshot(h_.node_comm, buf, buf, count, coll::AllreduceArgs::Shape::kBcast, root);
+  }
+
+  Status cross_allreduce(void* buf, uint64_t count) override {
+    return twoshot(h_.cross_comm, buf, buf, count, coll::AllreduceArgs::Shape::kAllreduce, 0);
+  }
+  Status cross_reduce_scatter(void* buf, uint64_t count) override {
+    return twoshot(h_.cross_comm, buf, buf, count, coll::AllreduceArgs::Shape::kReduceScatter, 0);
+  }
+  Status cross_allgather(void* buf, uint64_t count) override {
+    return twoshot(h_.cross_comm, buf, buf, count, coll::AllreduceArgs::Shape::kAllgather, 0);
+  }
+  Status cross_bcast(void* buf, uint64_t count, int root) override {
+    return twoshot(h_.cross_comm, buf, buf, count, coll::AllreduceArgs::Shape::kBcast, root);
+  }
+
+  Status agree(Status mine) override {
+    int in = ok(mine) ? 1 : 0, all = 0;
+    const int rc = PMPI_Allreduce(&in, &all, 1, MPI_INT, MPI_MIN, whole_);
+    if (!ok(mine)) return mine;
+    if (rc != MPI_SUCCESS) return Status::mpi(rc);
+    return all == 1 ? Status::kOk : Status::kPeerFailed;
+  }
+
+ private:
+  // The two-shot's engine on a sub-communicator, at every size.
+  Status twoshot(MPI_Comm sub, const void* in, void* out, uint64_t count,
+                 coll::AllreduceArgs::Shape shape, int root) {
+    if (count > INT_MAX) return Status::kUnsupported;
+    auto r = engine_route(type_, op_, sub);
+    if (!r) return Status::kInternal;  // make_hierarchy found the engine on both
+    std::unique_ptr<platform::Operation> o;
+    Status s = start_twoshot(*r, in, out, static_cast<int>(count), sub, &o, shape, root);
+    if (ok(s)) s = drive(*o);
+    return s;
+  }
+
+  const Hierarchy& h_;
+  MPI_Comm whole_;  // the communicator's private duplicate, for the agreements
+  MPI_Datatype type_;
+  MPI_Op op_;
+  uint32_t elem_;
+};
+
+// Whether every rank passed the same (count, element type, op, root): one small allreduce on the
+// communicator's private duplicate. Where they differ, the class MPI gives the mismatch (as the
+// two-shot's hellos do), on every rank.
+Status same_call(MPI_Comm whole, uint64_t count, const Route& r, int root) {
+  const int64_t v[4] = {static_cast<int64_t>(count), static_cast<int64_t>(r.dtype),
+                        static_cast<int64_t>(r.op), root};
+  int64_t in[8], out[8];
+  for (int i = 0; i < 4; ++i) {
+    in[2 * i] = v[i];
+    in[2 * i + 1] = -v[i];
+  }
+  const int rc = PMPI_Allreduce(in, out, 8, MPI_INT64_T, MPI_MIN, whole);
+  if (rc != MPI_SUCCESS) return Status::mpi(rc);
+  const int classes[4] = {MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_OP, MPI_ERR_ROOT};
+  for (int i = 0; i < 4; ++i) {
+    if (out[2 * i] != -out[2 * i + 1]) return Status::mpi(classes[i]);
+  }
+  return Status::kOk;
+}
+
+// Runs a hierarchical collective where the two-shot route `r` takes the call and the
+// communicator has a hierarchy: the call's arguments agreed first, then `run` with the stages.
+// None where the hierarchy does not apply (the flat algorithms then run).
+std::optional<int> run_hierarchical(
+    const Route& r, MPI_Comm comm, MPI_Datatype type, MPI_Op op, uint64_t count, int root,
+    const char* what,
+    const std::function<Status(coll::hier::Stages&, const coll::hier::Layout&, uint32_t)>& run) {
+  Hierarchy* h = hierarchy_of(r);
+  if (h == nullptr) return std::nullopt;
+  const uint32_t elem = static_cast<uint32_t>(format::elem_bytes(r.dtype));
+  coll::hier::Layout l;
+  l.nodes = h->nodes;
+  l.per_node = h->per_node;
+  l.node = h->node;
+  l.local = h->local;
+  l.node_of = h->node_of.data();
+  l.local_of = h->local_of.data();
+  const MPI_Comm whole = r.context->coll_comm;
+  Status s = same_call(whole, count, r, root);
+  if (ok(s)) {
+    SubStages stages(*h, whole, type, op, elem);
+    s = run(stages, l, elem);
+  }
+  if (ok(s)) r.state->hierarchical_collectives.fetch_add(1, std::memory_order_relaxed);
+  return raise(comm, s, what);
+}
+
+std::optional<int> allreduce_hierarchical(const Route& r, const void* sendbuf, void* recvbuf,
+                                          int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  return run_hierarchical(
+      r, comm, type, op, static_cast<uint64_t>(count), 0, "MPI_Allreduce",
+      [&](coll::hier::Stages& s, const coll::hier::Layout& l, uint32_t elem) {
+        return coll::hier::allreduce(s, l, in, recvbuf, static_cast<uint64_t>(count), elem);
+      });
+}
+
+// MPI_Reduce_scatter_block where the flat two-shot would take it (blocks of a multiple of 16
+// bytes): the input's blocks reordered into scratch memory, then in stages.
+std::optional<int> reduce_scatter_hierarchical(const Route& r, const void* sendbuf, void* recvbuf,
+                                               int recvcount, MPI_Datatype type, MPI_Op op,
+                                               MPI_Comm comm) {
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  const bool device = platform::is_device_pointer(recvbuf);
+  return run_hierarchical(
+      r, comm, type, op, static_cast<uint64_t>(recvcount), 0, "MPI_Reduce_scatter_block",
+      [&](coll::hier::Stages& s, const coll::hier::Layout& l, uint32_t elem) {
+        return coll::hier::reduce_scatter_block(s, l, in, recvbuf,
+                                                static_cast<uint64_t>(recvcount), elem, device);
+      });
+}
+
+// MPI_Allgather where the flat two-shot would take it (blocks of a multiple of 16 bytes), in
+// stages through scratch memory. A rank whose send datatype is not the contiguous run of the
+// receive type's elements says so in the agreement of the call, and every rank then passes the
+// call to the MPI library.
+std::optional<int> allgather_hierarchical(const Route& r, const void* sendbuf, int sendcount,
+                                          MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                          MPI_Datatype recvtype, MPI_Comm comm) {
+  if (hierarchy_of(r) == nullptr) return std::nullopt;
+  const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const bool can = in_place || (contiguous(sendtype) &&
+                                static_cast<uint64_t>(sendcount) * type_size(sendtype) == block);
+  if (!every_rank(can, r.context->coll_comm)) {
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  }
+  const bool device = platform::is_device_pointer(recvbuf);
+  return run_hierarchical(
+      r, comm, recvtype, MPI_SUM, static_cast<uint64_t>(recvcount), 0, "MPI_Allgather",
+      [&](coll::hier::Stages& s, const coll::hier::Layout& l, uint32_t elem) {
+        return coll::hier::allgather(s, l, in_place ? nullptr : sendbuf, recvbuf,
+                                     static_cast<uint64_t>(recvcount), elem, device);
+      });
+}
+
+// MPI_Bcast where the flat two-shot would take it, in stages.
+std::optional<int> bcast_hierarchical(const Route& r, void* buf, int count, MPI_Datatype type,
+                                      int root, MPI_Comm comm) {
+  return run_hierarchical(
+      r, comm, type, MPI_SUM, static_cast<uint64_t>(count), root, "MPI_Bcast",
+      [&](coll::hier::Stages& s, const coll::hier::Layout& l, uint32_t elem) {
+        return coll::hier::bcast(s, l, buf, static_cast<uint64_t>(count), elem, root);
+      });
+}
+
 // MPI_Reduce_scatter_block between nodes: the two-shot's reduce-scatter phase alone
 // (AllreduceArgs::Shape::kReduceScatter), where the two-shot would take an allreduce of the whole
 // input and each block is a multiple of 16 bytes (the engine's shards are then the blocks): the
@@ -373,6 +686,8 @@ std::optional<int> reduce_scatter_between_nodes(const void* sendbuf, void* recvb
   if (!r || !between_nodes(*r)) return std::nullopt;
   const uint64_t eb = format::elem_bytes(r->dtype), block = static_cast<uint64_t>(recvcount) * eb;
   if (block % 16 != 0) return std::nullopt;
+  if (auto rc = reduce_scatter_hierarchical(*r, sendbuf, recvbuf, recvcount, type, op, comm))
+    return rc;
   Scratch scratch;
   const bool have = ok(scratch.take(block * static_cast<uint64_t>(P),
                                     platform::is_device_pointer(recvbuf)));
@@ -412,6 +727,7 @@ std::optional<int> reduce_between_nodes(const void* sendbuf, void* recvbuf, int 
   return run_twoshot(*r, input, out, count, comm, coll::AllreduceArgs::Shape::kReduce, root,
                      "MPI_Reduce");
 }
+
 
 }  // namespace
 
@@ -499,9 +815,11 @@ int routed_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm com
   // every rank shares).
   if (count > 0 && comm != MPI_COMM_NULL) {
     auto r = route(count, type, MPI_SUM, comm);
-    if (r && root >= 0 && root < r->state->size && between_nodes(*r))
+    if (r && root >= 0 && root < r->state->size && between_nodes(*r)) {
+      if (auto rc = bcast_hierarchical(*r, buf, count, type, root, comm)) return *rc;
       return run_twoshot(*r, buf, buf, count, comm, coll::AllreduceArgs::Shape::kBcast, root,
                          "MPI_Bcast");
+    }
   }
   return bcast(buf, count, type, root, comm);
 }
@@ -580,6 +898,9 @@ std::optional<int> allgather_between_nodes(const void* sendbuf, int sendcount,
   if (P < 2 || block % 16 != 0 || total > INT_MAX) return std::nullopt;
   auto r = route(static_cast<int>(total), recvtype, MPI_SUM, comm);
   if (!r || !between_nodes(*r)) return std::nullopt;
+  if (auto rc = allgather_hierarchical(*r, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                       recvtype, comm))
+    return rc;
   int me = 0;
   PMPI_Comm_rank(comm, &me);
   char* mine = static_cast<char*>(recvbuf) + static_cast<uint64_t>(me) * block;
@@ -668,6 +989,8 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   auto r = route(count, type, op, comm);
   // The MPI library's allreduce, device buffers staged through host memory.
   if (!r) return staged_allreduce(sendbuf, recvbuf, count, type, op, comm);
+  // Several ranks on each of several nodes: in stages (coll/hierarchical.h).
+  if (auto rc = allreduce_hierarchical(*r, sendbuf, recvbuf, count, type, op, comm)) return *rc;
   std::unique_ptr<platform::Operation> o;
   Status s = start_twoshot(*r, sendbuf, recvbuf, count, comm, &o);
   if (ok(s)) s = drive(*o);

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "coll/resources.h"
 #include "coll/tma_coll.h"
@@ -29,6 +30,29 @@
 namespace mpizip::core {
 
 struct CommState;
+
+// Where a communicator's ranks sit for the hierarchical collectives, and the two sub-communicators
+// they run on: the ranks of this rank's node (`node_comm`, ranked by their rank in the
+// communicator) and the ranks of equal rank in their node, one per node (`cross_comm`, ranked by
+// node: nodes numbered by their lowest rank). Split from the collectives' private duplicate, with
+// MPIZip's protocol set up on them (their own contexts), and freed with the communicator's
+// context. `usable` is false, and both are null, where the communicator is not N >= 2 nodes of
+// G >= 2 ranks each or a sub-communicator could not get MPIZip's collectives: the same on every
+// rank.
+struct Hierarchy {
+  Hierarchy() = default;
+  Hierarchy(const Hierarchy&) = delete;
+  Hierarchy& operator=(const Hierarchy&) = delete;
+  ~Hierarchy();
+  bool usable = false;
+  int nodes = 1;     // N
+  int per_node = 1;  // G
+  int node = 0;      // this rank's node (its rank in cross_comm)
+  int local = 0;     // its rank in its node (in node_comm)
+  std::vector<int> node_of, local_of;  // per rank of the communicator
+  MPI_Comm node_comm = MPI_COMM_NULL;
+  MPI_Comm cross_comm = MPI_COMM_NULL;
+};
 
 struct CommContext {
   CommContext() = default;
@@ -58,6 +82,10 @@ struct CommContext {
   // The intra-node collectives' group, set up by their first call on the communicator (collective,
   // as that call is); null until then.
   std::shared_ptr<coll::tma::Group> tma_group;
+
+  // The hierarchical collectives' sub-communicators (coll/hierarchical.h), set up by the first
+  // call that could take them (collective, as that call is); null until then.
+  std::unique_ptr<Hierarchy> hierarchy;
 };
 
 // Collective over `comm`: its context, with the collectives' part when `collectives`. Every rank

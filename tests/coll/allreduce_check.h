@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cinttypes>
+#include <cstddef>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -186,12 +187,30 @@ inline std::vector<uint8_t> expected_fold(const Type& t, Op op,
   return out;
 }
 
+// The hierarchical collectives' result (coll/hierarchical.h) on nodes of `per_node` consecutive
+// ranks: each node's inputs folded in rank order, then the nodes' results in node order (each fold
+// kernels/reduce.h's, rounded to the element type). `per_node` 0: the flat rank-order fold.
+inline std::vector<uint8_t> hierarchical_fold(const Type& t, Op op,
+                                              const std::vector<std::vector<uint8_t>>& in,
+                                              uint64_t count, int per_node) {
+  if (per_node <= 0) return expected_fold(t, op, in, count);
+  std::vector<std::vector<uint8_t>> nodes;
+  for (size_t k = 0; k < in.size(); k += static_cast<size_t>(per_node)) {
+    const std::vector<std::vector<uint8_t>> node(in.begin() + static_cast<std::ptrdiff_t>(k),
+                                                 in.begin() + static_cast<std::ptrdiff_t>(k) + per_node);
+    nodes.push_back(expected_fold(t, op, node, count));
+  }
+  return expected_fold(t, op, nodes, count);
+}
+
 // Whether `got` is within floating-point tolerance of the exact result of the inputs (computed in
 // double precision): SUM within (P - 1) accumulation roundings of sum |x| plus the final rounding,
 // PROD within as many relative roundings, MIN and MAX equal (+0 and -0 alike). Elements with a NaN
 // input are not checked here (the fold comparison covers them).
+// `staged`: the fold rounds to the element type between stages too (the hierarchical
+// collectives), each rounding within u_out of the magnitudes summed.
 inline int tolerance_failures(const Type& t, Op op, const std::vector<std::vector<uint8_t>>& in,
-                              uint64_t count, const uint8_t* got) {
+                              uint64_t count, const uint8_t* got, bool staged = false) {
   const double u_acc = t.dtype == DType::kFp64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
   const double u_out = t.dtype == DType::kBf16   ? std::ldexp(1.0, -8)
                        : t.dtype == DType::kFp16 ? std::ldexp(1.0, -11)
@@ -221,6 +240,8 @@ inline int tolerance_failures(const Type& t, Op op, const std::vector<std::vecto
     // Twice the accumulation bound: the double-precision reference rounds too (fp64 inputs).
     if (op == Op::kSum) bound = 2 * (p - 1) * u_acc * mag + u_out * std::fabs(ref);
     if (op == Op::kProd) bound = (2 * (p - 1) * u_acc * 1.01 + u_out) * std::fabs(ref);
+    if (staged && op == Op::kSum) bound += 1.01 * u_out * mag;
+    if (staged && op == Op::kProd) bound += 1.01 * p * u_out * std::fabs(ref);
     if (!(std::fabs(y - ref) <= bound)) {
       if (bad++ < 3) {
         std::fprintf(stderr,

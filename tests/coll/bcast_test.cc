@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -88,12 +89,17 @@ void gather(const Type& t, uint64_t count, bool in_place, uint64_t seed) {
 // its two-shot (its fixed rank-order fold, compared bit for bit: kernels/reduce.h), elsewhere the
 // MPI library (compared within tolerance: --library).
 bool library_runs = false;
+// --pretend G (MPIZIP_PRETEND_NODE_RANKS=G): the reduce-scatters between nodes run in stages
+// (coll/hierarchical.h), whose fold is each node's, then the nodes' (hierarchical_fold); MPI_Reduce
+// stays on the flat two-shot. Every root is broadcast from.
+int per_node = 0;
 
 void reductions(const Type& t, const OpInfo& o, uint64_t block, int root, uint64_t seed) {
   const uint64_t P = static_cast<uint64_t>(nranks), count = block * P;
   std::vector<std::vector<uint8_t>> in;
   for (int q = 0; q < nranks; ++q) in.push_back(inputs_of(t, q, count, o.op, seed, true));
   const std::vector<uint8_t> want = expected_fold(t, o.op, in, count);
+  const std::vector<uint8_t> want_rs = hierarchical_fold(t, o.op, in, count, per_node);
   // Reduce-scatter-block, out of place and in place.
   for (bool in_place : {false, true}) {
     std::vector<uint8_t> mine = in[static_cast<size_t>(rank)];
@@ -107,7 +113,7 @@ void reductions(const Type& t, const OpInfo& o, uint64_t block, int root, uint64
       rc = MPI_Reduce_scatter_block(mine.data(), out.data(), static_cast<int>(block), t.mpi, o.mpi,
                                     MPI_COMM_WORLD);
     }
-    const uint8_t* expect = want.data() + static_cast<uint64_t>(rank) * block * t.bytes;
+    const uint8_t* expect = want_rs.data() + static_cast<uint64_t>(rank) * block * t.bytes;
     bool good = rc == MPI_SUCCESS;
     if (good && !library_runs) good = std::memcmp(out.data(), expect, block * t.bytes) == 0;
     for (size_t i = 0; i < kGuard && !in_place; ++i) good = good && out[block * t.bytes + i] == 0xA5;
@@ -139,14 +145,42 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   const std::vector<Type> types = test_types(mpizip_active());
-  for (int i = 1; i < argc; ++i) library_runs = library_runs || std::strcmp(argv[i], "--library") == 0;
+  for (int i = 1; i < argc; ++i) {
+    library_runs = library_runs || std::strcmp(argv[i], "--library") == 0;
+    if (std::strcmp(argv[i], "--pretend") == 0 && i + 1 < argc) per_node = std::atoi(argv[++i]);
+  }
   uint64_t seed = 1;
   const uint64_t P = static_cast<uint64_t>(nranks);
-  for (const Type& t : types)
-    for (int root : {0, 1 % nranks, nranks - 1})
+  for (const Type& t : types) {
+    std::vector<int> roots = {0, 1 % nranks, nranks - 1};
+    if (per_node > 0) {
+      roots.clear();
+      for (int r = 0; r < nranks; ++r) roots.push_back(r);
+    }
+    for (int root : roots)
       for (uint64_t count : {uint64_t{1}, P - 1, P + 1, uint64_t{1000}, uint64_t{4097},
                              uint64_t{1000003}})
-        if (count > 0) one(t, root, count, seed++);
+        // Every root on the small counts; the large one from the first and last rank.
+        if (count > 0 && (count < 1000000 || per_node == 0 || root == 0 || root == nranks - 1))
+          one(t, root, count, seed++);
+  }
+  // Zero counts: nothing moves, nothing is written, every rank returns success.
+  for (const Type& t : types) {
+    uint8_t guard[16];
+    std::memset(guard, 0xA5, sizeof guard);
+    int rc = MPI_Bcast(guard, 0, t.mpi, nranks - 1, MPI_COMM_WORLD);
+    if (rc == MPI_SUCCESS) rc = MPI_Allgather(guard, 0, t.mpi, guard + 8, 0, t.mpi, MPI_COMM_WORLD);
+    // (bf16 and fp16 reductions of nothing go to the MPI library, which refuses those types)
+    if (rc == MPI_SUCCESS && t.dtype != DType::kBf16 && t.dtype != DType::kFp16)
+      rc = MPI_Reduce_scatter_block(guard, guard + 8, 0, t.mpi, MPI_SUM, MPI_COMM_WORLD);
+    bool good = rc == MPI_SUCCESS;
+    for (uint8_t g : guard) good = good && g == 0xA5;
+    if (!good) {
+      ++failures;
+      std::fprintf(stderr, "rank %d: zero-count collectives of %s: wrong (rc %d)\n", rank, t.name,
+                   rc);
+    }
+  }
   for (const Type& t : types)
     for (uint64_t count : {uint64_t{8}, uint64_t{1001}, uint64_t{65536}, uint64_t{250000}})
       for (bool in_place : {false, true}) gather(t, count, in_place, seed++);
