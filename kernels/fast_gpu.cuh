@@ -322,7 +322,9 @@ __device__ void encode(const EncParams& p, EncSmem<Shape<T>::kPlanes>& sm) {
         else *reinterpret_cast<uint4*>(d) = make_uint4(cw[pl][0], cw[pl][1], cw[pl][2], cw[pl][3]);
       }
       uint32_t e = format::kFastHeadBytes + n_codes + ((before >> (16 * pl)) & 0xFFFFu);
-      for (uint32_t m = escmask[pl]; m; m &= m - 1) out[e++] = static_cast<uint8_t>(byte_of(sw[pl], __ffs(m) - 1));
+#pragma unroll
+      for (int i = 0; i < kSymsPerThread; ++i)  // constant indices: the symbols stay in registers
+        if ((escmask[pl] >> i) & 1) out[e++] = static_cast<uint8_t>(byte_of(sw[pl], i));
       const uint32_t used = format::kFastHeadBytes + n_codes + ((all >> (16 * pl)) & 0xFFFFu);
       if (tid < 16 && used + tid < sm.bytes[pl]) out[used + tid] = 0;
     }

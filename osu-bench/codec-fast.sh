@@ -1,0 +1,53 @@
+#!/bin/bash
+# The codec's fast mode on a GPU machine, in one call: its tests (codec_gpu_test's fast cases, then
+# memcheck on a reduced run of them), the codec benchmark with both coders side by side (--mode=ans,fast)
+# and the anchor codec's benchmark on the same data. Programs are built elsewhere (nvcc 13.0, sm_90)
+# and brought along in BIN: codec_gpu_test, codec, anchor_bench. Every step's output goes to OUT;
+# the last lines printed are a short table (bf16 uniform).
+#
+#   osu-bench/codec-fast.sh BIN OUT [STEPS]     STEPS default: "tests memcheck bench anchor rest"
+#
+# rest: the other codec_gpu_test cases (the ANS coder), last, where the call has time left.
+set -u
+bin=${1:?BIN}
+out=${2:?OUT}
+steps=${3:-tests memcheck bench anchor rest}
+mkdir -p "$out"
+has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
+t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv > "$out/gpu.txt" 2>&1
+cat "$out/gpu.txt"
+sizes=${SIZES:-1,16,64,1024}
+
+if has tests && [ -x "$bin/codec_gpu_test" ]; then
+  "$bin/codec_gpu_test" --gtest_brief=1 --gtest_filter='CodecGpuFast*' > "$out/fast_test.log" 2>&1
+  stamp "codec_gpu_test fast: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$out/fast_test.log" | tr '\n' ' '))"
+  grep -E 'fast ratio|Failure|FAILED|Expected|Which is|actual' "$out/fast_test.log" | head -20
+fi
+if has memcheck && command -v compute-sanitizer > /dev/null && [ -x "$bin/codec_gpu_test" ]; then
+  MPIZIP_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/codec_gpu_test" --gtest_brief=1 \
+    --gtest_filter='CodecGpuFast.SizesOffsetsAndCtas:CodecGpuFast.FlippedAndTruncatedStreams:CodecGpuFast.ErrorsAndCoderMismatch:CodecGpuFast.AllFp8BytePairs' \
+    > "$out/memcheck.log" 2>&1
+  stamp "memcheck: exit $? ($(tail -1 "$out/memcheck.log"))"
+fi
+if has bench && [ -x "$bin/codec" ]; then
+  # 1 MiB to 1 GiB by 4x (1, 4, 16, 64, 256, 1024 MiB), both coders on the same buffers.
+  "$bin/codec" --types=bf16,fp32,e5m2 --data=uniform,normal --min=1M --max=1G --mode=ans,fast \
+    --commit="${COMMIT:-unknown}" --json="$out/mpizip.json" > "$out/mpizip.txt" 2>&1
+  stamp "codec: exit $?"
+fi
+if has anchor && [ -x "$bin/anchor_bench" ]; then
+  "$bin/anchor_bench" --types bf16,fp32,e5m2 --dists uniform,normal --sizes "$sizes" --json "$out/anchor.json" \
+    > "$out/anchor.txt" 2>&1
+  stamp "anchor_bench: exit $?"
+fi
+if has rest && [ -x "$bin/codec_gpu_test" ]; then
+  MPIZIP_GPU_TEST_QUICK=1 "$bin/codec_gpu_test" --gtest_brief=1 --gtest_filter='-CodecGpuFast*' > "$out/rest_test.log" 2>&1
+  stamp "codec_gpu_test others (quick): exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$out/rest_test.log" | tr '\n' ' '))"
+fi
+echo "--- bf16 uniform (us; MPIZip ans, fast; anchor)"
+grep -E '^bf16 +uniform' "$out/mpizip.txt" 2>/dev/null | awk '{print $2, $3, $4, "ratio", $6, "c", $10, "d", $15}'
+grep -E '^bf16 +uniform' "$out/anchor.txt" 2>/dev/null
+grep -E 'MISMATCH' "$out/mpizip.txt" 2>/dev/null | head -5
+exit 0
