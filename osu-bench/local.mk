@@ -25,7 +25,10 @@ osub_ldadd = osu-bench/libosubench.la $(CUDA_LDFLAGS) $(CUDA_LIBS)
 pkglibexec_PROGRAMS = osu-bench/osu_latency osu-bench/osu_bw osu-bench/osu_bibw \
 	osu-bench/osu_allreduce osu-bench/osu_reduce_scatter osu-bench/osu_allgather \
 	osu-bench/osu_bcast osu-bench/osu_alltoall osu-bench/osu_reduce osu-bench/osu_gather \
-	osu-bench/osu_scatter osu-bench/weight_sync
+	osu-bench/osu_scatter osu-bench/osu_allgatherv osu-bench/osu_alltoallv osu-bench/osu_gatherv \
+	osu-bench/osu_scatterv osu-bench/osu_barrier osu-bench/osu_iallreduce osu-bench/osu_ibcast \
+	osu-bench/osu_iallgather osu-bench/osu_ialltoall osu-bench/osu_ireduce_scatter \
+	osu-bench/weight_sync
 osu_bench_osu_latency_SOURCES = osu-bench/osu_latency.cc
 osu_bench_osu_latency_CPPFLAGS = $(osub_cppflags)
 osu_bench_osu_latency_LDADD = $(osub_ldadd)
@@ -59,6 +62,38 @@ osu_bench_osu_bcast_LDADD = $(osub_ldadd)
 osu_bench_osu_alltoall_SOURCES = osu-bench/osu_alltoall.cc
 osu_bench_osu_alltoall_CPPFLAGS = $(osub_cppflags)
 osu_bench_osu_alltoall_LDADD = $(osub_ldadd)
+# The v-collectives (OSU's even counts, or --uneven), the barrier, and the non-blocking
+# collectives with OSU's overlap measurement.
+osu_bench_osu_allgatherv_SOURCES = osu-bench/osu_allgatherv.cc
+osu_bench_osu_allgatherv_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_allgatherv_LDADD = $(osub_ldadd)
+osu_bench_osu_alltoallv_SOURCES = osu-bench/osu_alltoallv.cc
+osu_bench_osu_alltoallv_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_alltoallv_LDADD = $(osub_ldadd)
+osu_bench_osu_gatherv_SOURCES = osu-bench/osu_gatherv.cc
+osu_bench_osu_gatherv_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_gatherv_LDADD = $(osub_ldadd)
+osu_bench_osu_scatterv_SOURCES = osu-bench/osu_scatterv.cc
+osu_bench_osu_scatterv_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_scatterv_LDADD = $(osub_ldadd)
+osu_bench_osu_barrier_SOURCES = osu-bench/osu_barrier.cc
+osu_bench_osu_barrier_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_barrier_LDADD = $(osub_ldadd)
+osu_bench_osu_iallreduce_SOURCES = osu-bench/osu_iallreduce.cc
+osu_bench_osu_iallreduce_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_iallreduce_LDADD = $(osub_ldadd)
+osu_bench_osu_ibcast_SOURCES = osu-bench/osu_ibcast.cc
+osu_bench_osu_ibcast_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_ibcast_LDADD = $(osub_ldadd)
+osu_bench_osu_iallgather_SOURCES = osu-bench/osu_iallgather.cc
+osu_bench_osu_iallgather_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_iallgather_LDADD = $(osub_ldadd)
+osu_bench_osu_ialltoall_SOURCES = osu-bench/osu_ialltoall.cc
+osu_bench_osu_ialltoall_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_ialltoall_LDADD = $(osub_ldadd)
+osu_bench_osu_ireduce_scatter_SOURCES = osu-bench/osu_ireduce_scatter.cc
+osu_bench_osu_ireduce_scatter_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_ireduce_scatter_LDADD = $(osub_ldadd)
 # A reinforcement-learning weight update: a model's tensors from rank 0 to rank 1, all at once.
 osu_bench_weight_sync_SOURCES = osu-bench/weight_sync.cc
 osu_bench_weight_sync_CPPFLAGS = $(osub_cppflags)

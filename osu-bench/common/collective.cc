@@ -22,4 +22,31 @@ std::vector<std::byte> CollectiveBuffers::result(size_t bytes) const {
   return out;
 }
 
+size_t v_count(const Context& ctx, size_t bytes, int r) {
+  if (!ctx.opts.uneven) return bytes / ctx.elem_size;
+  if (ctx.nranks > 2 && r == 1) return 0;
+  return bytes * size_t(r + 1) / size_t(ctx.nranks) / ctx.elem_size;
+}
+
+VLayout v_layout(const Context& ctx, size_t bytes, int shift) {
+  const int n = ctx.nranks;
+  VLayout layout{std::vector<int>(size_t(n)), std::vector<int>(size_t(n)), 0};
+  for (int k = 0; k < n; ++k) layout.counts[size_t(k)] = int(v_count(ctx, bytes, (k + shift) % n));
+  for (int i = 0; i < n; ++i) {
+    const int k = ctx.opts.uneven ? n - 1 - i : i;
+    if (ctx.opts.uneven) ++layout.extent;  // the gap before each block
+    layout.displs[size_t(k)] = int(layout.extent);
+    layout.extent += size_t(layout.counts[size_t(k)]);
+  }
+  return layout;
+}
+
+std::string v_layout_description(const Context& ctx) {
+  if (!ctx.opts.uneven)
+    return "Counts: every rank Size bytes, displacements their prefix sums (OSU's)";
+  return std::string("Counts: --uneven, rank r Size*(r+1)/P bytes in whole elements") +
+         (ctx.nranks > 2 ? ", rank 1 none" : "") +
+         "; blocks in reverse rank order, one element apart";
+}
+
 }  // namespace osub

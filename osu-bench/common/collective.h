@@ -1,8 +1,10 @@
 // The buffers of a collective test: this rank's data to send, a receive buffer, and under -c
-// every rank's data, from which the expected result is computed on the host.
+// every rank's data, from which the expected result is computed on the host; and where the blocks
+// of a v-collective lie.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "osu-bench/common/harness.h"
@@ -30,5 +32,28 @@ class CollectiveBuffers {
   std::unique_ptr<Buffer> recv_;
   std::vector<std::vector<std::byte>> inputs_;
 };
+
+// The blocks of a v-collective's buffer (MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv),
+// one per rank, in elements: the counts and displacements MPI is given.
+struct VLayout {
+  std::vector<int> counts;
+  std::vector<int> displs;
+  size_t extent = 0;  // elements from the buffer's start to the end of its last block
+};
+
+// The block of rank r for a message of `bytes`. OSU's, by default: every rank `bytes`. Under
+// --uneven: bytes * (r + 1) / nranks, rounded down to whole elements, and none for rank 1 when there
+// are more than two ranks.
+size_t v_count(const Context& ctx, size_t bytes, int r);
+
+// Block k holds v_count of rank (k + shift) % nranks (shift 0: block k is rank k's; osu_alltoallv's
+// rank i sends and receives with shift i, so the block from rank j to rank i has the count of
+// rank (i + j) % nranks on both sides). By default each block follows the one before, OSU's prefix
+// sums; under --uneven the blocks lie in reverse order, each one element after the end of the next
+// (the buffer starts with one element's gap), so the displacements are no prefix sum.
+VLayout v_layout(const Context& ctx, size_t bytes, int shift = 0);
+
+// The header line that says how the blocks are laid out.
+std::string v_layout_description(const Context& ctx);
 
 }  // namespace osub

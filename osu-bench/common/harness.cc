@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "mpizip.h"
@@ -90,6 +91,7 @@ void print_header(const Context& ctx, const BenchSpec& spec, const Benchmark& be
   std::printf("# Processes: %d\n", ctx.nranks);
   std::printf("# %s\n", mpizip_line().c_str());
   if (spec.traits.window) std::printf("# Window size: %d\n", ctx.opts.window);
+  for (const std::string& line : spec.notes) std::printf("# %s\n", line.c_str());
   for (const std::string& line : bench.header_lines()) std::printf("# %s\n", line.c_str());
   std::printf("%-*s", kSizeWidth, "# Size");
   for (const std::string& c : spec.columns) std::printf("%*s", kFieldWidth, c.c_str());
@@ -142,6 +144,14 @@ BenchSpec collective_spec(const char* title, BenchmarkFactory make) {
           std::move(make)};
 }
 
+BenchSpec nonblocking_spec(const char* title, BenchmarkFactory make) {
+  BenchSpec spec = collective_spec(title, std::move(make));
+  spec.columns = {"Overall(us)", "Compute(us)", "Pure Comm.(us)", "Overlap(%)"};
+  spec.notes = {"Overall = Coll. Init + Compute + MPI_Wait; Compute: a host busy loop as long as "
+                "the pure communication time"};
+  return spec;
+}
+
 int bench_main(int argc, char** argv, const BenchSpec& spec) {
   MPI_Init(&argc, &argv);
   int status = 0;
@@ -153,7 +163,9 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   std::unique_ptr<Benchmark> bench = spec.make(*ctx);
   if (ctx->rank == 0) print_header(*ctx, spec, *bench);
   bool all_valid = true;
-  for (size_t bytes : ctx->opts.sizes()) {
+  const std::vector<size_t> sizes =
+      spec.traits.sizeless ? std::vector<size_t>{0} : ctx->opts.sizes();
+  for (size_t bytes : sizes) {
     std::optional<Row> row = bench->run(bytes);
     if (!row) continue;
     bool valid = !ctx->opts.validate || agree_valid(row->valid);
@@ -165,8 +177,11 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   return all_valid ? 0 : 1;
 }
 
-std::vector<double> time_collective(const Context& ctx, size_t bytes,
-                                    const std::function<void()>& op) {
+namespace {
+
+// OSU's collective loop: a barrier, then warm-up and timed iterations of op with a barrier after
+// each. Returns this rank's mean seconds per timed call.
+double mean_call_seconds(const Context& ctx, size_t bytes, const std::function<void()>& op) {
   int warmup = ctx.opts.warmup_for(bytes), iterations = ctx.opts.iterations_for(bytes);
   double total = 0;
   MPI_Barrier(MPI_COMM_WORLD);
@@ -177,12 +192,68 @@ std::vector<double> time_collective(const Context& ctx, size_t bytes,
     if (i >= warmup) total += elapsed;
     MPI_Barrier(MPI_COMM_WORLD);
   }
-  double mean_us = total * 1e6 / iterations;
-  double sum = 0, min = 0, max = 0;
-  MPI_Reduce(&mean_us, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  return total / iterations;
+}
+
+// The average of value over ranks, at rank 0.
+double average_over_ranks(const Context& ctx, double value) {
+  double sum = 0;
+  MPI_Reduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  return sum / ctx.nranks;
+}
+
+// OSU's dummy compute (compute_on_host, target CPU): a 25x25 float matrix product into a vector,
+// repeated until `seconds` have passed.
+void host_compute(double seconds) {
+  constexpr int kDim = 25;
+  static float a[kDim][kDim], x[kDim], y[kDim];
+  const double start = MPI_Wtime();
+  do {
+    for (int i = 0; i < kDim; ++i)
+      for (int j = 0; j < kDim; ++j) x[i] = x[i] + a[i][j] * a[j][i] + y[j];
+  } while (MPI_Wtime() - start < seconds);
+}
+
+}  // namespace
+
+std::vector<double> time_collective(const Context& ctx, size_t bytes,
+                                    const std::function<void()>& op) {
+  double mean_us = mean_call_seconds(ctx, bytes, op) * 1e6;
+  double min = 0, max = 0;
   MPI_Reduce(&mean_us, &min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
   MPI_Reduce(&mean_us, &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  return {sum / ctx.nranks, min, max};
+  return {average_over_ranks(ctx, mean_us), min, max};
+}
+
+std::vector<double> time_overlap(const Context& ctx, size_t bytes,
+                                 const std::function<void(MPI_Request*)>& post,
+                                 const std::function<void()>& complete) {
+  const double pure = mean_call_seconds(ctx, bytes, [&] {
+    MPI_Request request;
+    post(&request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    complete();
+  });
+  std::vector<double> computes;  // per call, warm-up included
+  const double overall = mean_call_seconds(ctx, bytes, [&] {
+    MPI_Request request;
+    post(&request);
+    double start = MPI_Wtime();
+    host_compute(pure);
+    computes.push_back(MPI_Wtime() - start);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    complete();
+  });
+  const int iterations = ctx.opts.iterations_for(bytes);
+  double compute = 0;
+  for (size_t i = computes.size() - size_t(iterations); i < computes.size(); ++i)
+    compute += computes[i];
+  compute /= iterations;
+  double overall_us = average_over_ranks(ctx, overall * 1e6);
+  double compute_us = average_over_ranks(ctx, compute * 1e6);
+  double pure_us = average_over_ranks(ctx, pure * 1e6);
+  double overlap = pure_us > 0 ? std::max(0.0, 100 - 100 * (overall_us - compute_us) / pure_us) : 0;
+  return {overall_us, compute_us, pure_us, overlap};
 }
 
 }  // namespace osub

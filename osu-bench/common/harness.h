@@ -3,6 +3,8 @@
 // run and time one message size.
 #pragma once
 
+#include <mpi.h>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -57,6 +59,7 @@ struct BenchSpec {
   int min_ranks;
   int max_ranks;  // 0: no limit
   std::function<std::unique_ptr<Benchmark>(const Context&)> make;
+  std::vector<std::string> notes = {};  // header lines of the kind of test (without "# ")
 };
 
 using BenchmarkFactory = std::function<std::unique_ptr<Benchmark>(const Context&)>;
@@ -71,6 +74,10 @@ BenchSpec point_to_point_spec(const char* title, const char* column, bool window
 // Two or more ranks, sizes up to 1 MiB, OSU's average/minimum/maximum latency over ranks.
 BenchSpec collective_spec(const char* title, BenchmarkFactory make);
 
+// OSU's non-blocking collectives (osu_iallreduce, ...): two or more ranks, sizes up to 1 MiB, the
+// columns of time_overlap.
+BenchSpec nonblocking_spec(const char* title, BenchmarkFactory make);
+
 // The whole program: returns main's exit status (1 on bad options or a failed validation).
 int bench_main(int argc, char** argv, const BenchSpec& spec);
 
@@ -78,5 +85,17 @@ int bench_main(int argc, char** argv, const BenchSpec& spec);
 // Returns {average, minimum, maximum} over ranks of the mean time per call, in microseconds.
 std::vector<double> time_collective(const Context& ctx, size_t bytes,
                                     const std::function<void()>& op);
+
+// OSU's non-blocking collective timing. post(request) starts the call; complete() runs after its
+// MPI_Wait (a staged receive's copy to the device). First the pure communication time: post, then
+// MPI_Wait at once, in time_collective's loop; then the same loop again with a dummy compute
+// between the post and MPI_Wait: a host busy loop (OSU's matrix product) as long as this rank's
+// pure communication time, whatever the buffers' location, as OSU does by default. Returns the
+// averages over ranks, in microseconds, of the overall time per call and of the compute time, the
+// average pure communication time, and OSU's overlap,
+// max(0, 100 - 100 (overall - compute) / pure communication) percent.
+std::vector<double> time_overlap(const Context& ctx, size_t bytes,
+                                 const std::function<void(MPI_Request*)>& post,
+                                 const std::function<void()>& complete);
 
 }  // namespace osub

@@ -212,6 +212,8 @@ std::optional<Options> parse_options(int argc, char** argv, const ProgramTraits&
       if (!(v = value(i)) || !(k = data_kind_from_name(*v)))
         return bad("--data takes constant, uniform, normal or real");
       o.data = *k;
+    } else if (arg == "--uneven" && traits.uneven_counts) {
+      o.uneven = true;
     } else if (arg == "--tensors" && tensors) {
       if (!(v = value(i)) || !parse_tensor_list(*v, o.tensors))
         return bad("--tensors takes a list of sizes in bytes, K, M or G, e.g. 214M,107M,32M,16M");
@@ -266,8 +268,11 @@ std::string usage(const char* program, const ProgramTraits& traits) {
        "accepted (default " +
        std::string(elem_type_name(traits.default_type)) +
        ")\n"
-       "  --data KIND       constant|uniform|normal|real (default uniform)\n"
-       "  -h                this help\n";
+       "  --data KIND       constant|uniform|normal|real (default uniform)\n";
+  if (traits.uneven_counts)
+    u += "  --uneven          rank r's block size*(r+1)/P bytes in whole elements, rank 1's none\n"
+         "                    when P > 2; blocks in reverse rank order, one element apart\n";
+  u += "  -h                this help\n";
   return u;
 }
 

@@ -9,6 +9,8 @@
 //   -W N           window size (bandwidth tests)
 //   -T TYPE        float|double|bf16|fp16|fp8e4m3|fp8e5m2
 //   --data KIND    constant|uniform|normal|real (default uniform)
+//   --uneven       the v-collectives (osu_gatherv, ...): uneven counts, one of them zero, and
+//                  displacements that are not the counts' prefix sums (see v_layout)
 //   --tensors LIST the messages of one step, e.g. 214M,107M,32M,16M (programs that send a list of
 //                  tensors instead of a range of sizes, weight_sync; K, M, G: 2^10, 2^20, 2^30)
 #pragma once
@@ -44,6 +46,10 @@ struct ProgramTraits {
   // The program always checks some steps bit-exactly (validate is always on); -c makes it check
   // every step (check_every_step).
   bool always_validates = false;
+  // Accepts --uneven: the v-collectives' uneven counts (see v_layout in collective.h).
+  bool uneven_counts = false;
+  // One row of size 0 (osu_barrier, which moves no data): -m is accepted and ignored, as OSU does.
+  bool sizeless = false;
 };
 
 struct Options {
@@ -58,6 +64,7 @@ struct Options {
   DataKind data = DataKind::kUniform;
   std::vector<size_t> tensors;    // from ProgramTraits::default_tensors or --tensors
   bool check_every_step = false;  // -c under ProgramTraits::always_validates
+  bool uneven = false;            // --uneven (ProgramTraits::uneven_counts)
   bool help = false;
 
   // OSU's loop counts: large messages (over 8 KiB) run fewer iterations unless -i/-x says.

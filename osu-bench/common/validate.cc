@@ -90,6 +90,26 @@ bool gathered(std::span<const std::byte> got, const std::vector<std::vector<std:
   return true;
 }
 
+bool exchanged(std::span<const std::byte> got, const std::vector<std::vector<std::byte>>& inputs,
+               int rank, size_t bytes) {
+  const size_t mine = size_t(rank) * bytes;
+  if (got.size() < bytes * inputs.size()) return false;
+  for (size_t r = 0; r < inputs.size(); ++r)
+    if (inputs[r].size() < mine + bytes ||
+        std::memcmp(got.data() + r * bytes, inputs[r].data() + mine, bytes) != 0)
+      return false;
+  return true;
+}
+
+bool blocks_placed(const Context& ctx, const Buffer& buf, const VLayout& layout,
+                   const std::function<const std::byte*(int k)>& source) {
+  std::vector<std::byte> expected(layout.extent * ctx.elem_size, std::byte{kPoisonByte});
+  for (size_t k = 0; k < layout.counts.size(); ++k)
+    std::memcpy(expected.data() + size_t(layout.displs[k]) * ctx.elem_size, source(int(k)),
+                size_t(layout.counts[k]) * ctx.elem_size);
+  return equals_bytes(buf, expected);
+}
+
 bool equals_bytes(const Buffer& buf, std::span<const std::byte> expected) {
   std::vector<std::byte> got(expected.size());
   buf.download(got.data(), got.size());

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
 #include "osu-bench/common/buffer.h"
+#include "osu-bench/common/collective.h"
 #include "osu-bench/common/harness.h"
 
 namespace osub {
@@ -22,6 +24,17 @@ bool agree_valid(bool local);
 // bit for bit: what a gather leaves at its root and an allgather everywhere.
 bool gathered(std::span<const std::byte> got, const std::vector<std::vector<std::byte>>& inputs,
               size_t bytes);
+
+// Whether block r of `got` (blocks of `bytes`) is block `rank` of inputs[r] for every rank r, bit
+// for bit: what an all-to-all leaves on rank `rank`.
+bool exchanged(std::span<const std::byte> got, const std::vector<std::vector<std::byte>>& inputs,
+               int rank, size_t bytes);
+
+// Whether the first layout.extent elements of buf hold, for every block k, the layout.counts[k]
+// elements at source(k) at layout.displs[k], and the poison byte everywhere else, bit for bit: a
+// v-collective's result, nothing written between or past its blocks (call under -c, after poison).
+bool blocks_placed(const Context& ctx, const Buffer& buf, const VLayout& layout,
+                   const std::function<const std::byte*(int k)>& source);
 
 // Whether the first expected.size() bytes of buf equal expected, bit for bit.
 bool equals_bytes(const Buffer& buf, std::span<const std::byte> expected);

@@ -1,0 +1,51 @@
+// osu_allgatherv: MPI_Allgatherv; the size is what each rank contributes, as in OSU (under
+// --uneven, the largest block: see v_layout in common/collective.h).
+#include <mpi.h>
+
+#include "osu-bench/common/collective.h"
+#include "osu-bench/common/harness.h"
+#include "osu-bench/common/validate.h"
+
+namespace {
+
+using namespace osub;
+
+class Allgatherv : public Benchmark {
+ public:
+  explicit Allgatherv(const Context& ctx)
+      : ctx_(ctx),
+        bufs_(ctx, ctx.opts.largest_size(),
+              v_layout(ctx, ctx.opts.largest_size()).extent * ctx.elem_size) {}
+
+  std::vector<std::string> header_lines() const override { return {v_layout_description(ctx_)}; }
+
+  std::optional<Row> run(size_t bytes) override {
+    const VLayout layout = v_layout(ctx_, bytes);
+    const int mine = layout.counts[size_t(ctx_.rank)];
+    const size_t extent = layout.extent * ctx_.elem_size;
+    bufs_.poison(extent);
+    Row row{time_collective(ctx_, bytes, [&] {
+      MPI_Allgatherv(bufs_.send().send_view(size_t(mine) * ctx_.elem_size), mine,
+                     ctx_.mpi.datatype, bufs_.recv().recv_view(), layout.counts.data(),
+                     layout.displs.data(), ctx_.mpi.datatype, MPI_COMM_WORLD);
+      bufs_.recv().received(extent);
+    })};
+    // On every rank, block r must be rank r's data, bit for bit, and nothing else written.
+    if (ctx_.opts.validate)
+      row.valid = blocks_placed(ctx_, bufs_.recv(), layout,
+                                [&](int r) { return bufs_.inputs()[size_t(r)].data(); });
+    return row;
+  }
+
+ private:
+  const Context& ctx_;
+  CollectiveBuffers bufs_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchSpec spec = collective_spec("OSU MPI Allgatherv Latency Test", make_benchmark<Allgatherv>);
+  spec.traits.uneven_counts = true;
+  return bench_main(argc, argv, spec);
+}

@@ -1,0 +1,55 @@
+// osu_alltoallv: MPI_Alltoallv; the size is what each rank sends to each rank, as in OSU (under
+// --uneven, the largest block: the block rank i sends rank j has the count of rank (i + j) % P,
+// so every rank sends and receives each count once; see v_layout in common/collective.h).
+#include <mpi.h>
+
+#include "osu-bench/common/collective.h"
+#include "osu-bench/common/harness.h"
+#include "osu-bench/common/validate.h"
+
+namespace {
+
+using namespace osub;
+
+class Alltoallv : public Benchmark {
+ public:
+  explicit Alltoallv(const Context& ctx)
+      : ctx_(ctx),
+        bufs_(ctx, v_layout(ctx, ctx.opts.largest_size()).extent * ctx.elem_size,
+              v_layout(ctx, ctx.opts.largest_size()).extent * ctx.elem_size) {}
+
+  std::vector<std::string> header_lines() const override { return {v_layout_description(ctx_)}; }
+
+  std::optional<Row> run(size_t bytes) override {
+    // This rank's blocks, sent and received alike: block j goes to and comes from rank j.
+    const VLayout layout = v_layout(ctx_, bytes, ctx_.rank);
+    const size_t extent = layout.extent * ctx_.elem_size;
+    bufs_.poison(extent);
+    Row row{time_collective(ctx_, bytes, [&] {
+      MPI_Alltoallv(bufs_.send().send_view(extent), layout.counts.data(), layout.displs.data(),
+                    ctx_.mpi.datatype, bufs_.recv().recv_view(), layout.counts.data(),
+                    layout.displs.data(), ctx_.mpi.datatype, MPI_COMM_WORLD);
+      bufs_.recv().received(extent);
+    })};
+    // Block j must be the block rank j sent this rank, from rank j's layout, bit for bit.
+    if (ctx_.opts.validate)
+      row.valid = blocks_placed(ctx_, bufs_.recv(), layout, [&](int j) {
+        const int at = v_layout(ctx_, bytes, j).displs[size_t(ctx_.rank)];
+        return bufs_.inputs()[size_t(j)].data() + size_t(at) * ctx_.elem_size;
+      });
+    return row;
+  }
+
+ private:
+  const Context& ctx_;
+  CollectiveBuffers bufs_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchSpec spec = collective_spec("OSU MPI All-to-Allv Personalized Exchange Latency Test",
+                                   make_benchmark<Alltoallv>);
+  spec.traits.uneven_counts = true;
+  return bench_main(argc, argv, spec);
+}

@@ -1,0 +1,52 @@
+// osu_gatherv: MPI_Gatherv to rank 0, as OSU's default; the size is what each rank contributes
+// (under --uneven, the largest block: see v_layout in common/collective.h).
+#include <mpi.h>
+
+#include "osu-bench/common/collective.h"
+#include "osu-bench/common/harness.h"
+#include "osu-bench/common/validate.h"
+
+namespace {
+
+using namespace osub;
+
+class Gatherv : public Benchmark {
+ public:
+  explicit Gatherv(const Context& ctx)
+      : ctx_(ctx),
+        bufs_(ctx, ctx.opts.largest_size(),
+              v_layout(ctx, ctx.opts.largest_size()).extent * ctx.elem_size) {}
+
+  std::vector<std::string> header_lines() const override { return {v_layout_description(ctx_)}; }
+
+  std::optional<Row> run(size_t bytes) override {
+    const VLayout layout = v_layout(ctx_, bytes);
+    const int mine = layout.counts[size_t(ctx_.rank)];
+    const size_t extent = layout.extent * ctx_.elem_size;
+    const bool root = ctx_.rank == 0;
+    if (root) bufs_.poison(extent);
+    Row row{time_collective(ctx_, bytes, [&] {
+      MPI_Gatherv(bufs_.send().send_view(size_t(mine) * ctx_.elem_size), mine, ctx_.mpi.datatype,
+                  root ? bufs_.recv().recv_view() : nullptr, layout.counts.data(),
+                  layout.displs.data(), ctx_.mpi.datatype, 0, MPI_COMM_WORLD);
+      if (root) bufs_.recv().received(extent);
+    })};
+    // At the root, block r must be rank r's data, bit for bit, and nothing else written.
+    if (ctx_.opts.validate && root)
+      row.valid = blocks_placed(ctx_, bufs_.recv(), layout,
+                                [&](int r) { return bufs_.inputs()[size_t(r)].data(); });
+    return row;
+  }
+
+ private:
+  const Context& ctx_;
+  CollectiveBuffers bufs_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchSpec spec = collective_spec("OSU MPI Gatherv Latency Test", make_benchmark<Gatherv>);
+  spec.traits.uneven_counts = true;
+  return bench_main(argc, argv, spec);
+}

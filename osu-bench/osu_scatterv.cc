@@ -1,0 +1,56 @@
+// osu_scatterv: MPI_Scatterv from rank 0, as OSU's default; the size is what each rank receives
+// (under --uneven, the largest block: see v_layout in common/collective.h). The root's send buffer
+// holds its own data, block r at rank r's displacement.
+#include <mpi.h>
+
+#include "osu-bench/common/collective.h"
+#include "osu-bench/common/harness.h"
+#include "osu-bench/common/validate.h"
+
+namespace {
+
+using namespace osub;
+
+class Scatterv : public Benchmark {
+ public:
+  explicit Scatterv(const Context& ctx)
+      : ctx_(ctx),
+        bufs_(ctx, v_layout(ctx, ctx.opts.largest_size()).extent * ctx.elem_size,
+              ctx.opts.largest_size()) {}
+
+  std::vector<std::string> header_lines() const override { return {v_layout_description(ctx_)}; }
+
+  std::optional<Row> run(size_t bytes) override {
+    const VLayout layout = v_layout(ctx_, bytes);
+    const int mine = layout.counts[size_t(ctx_.rank)];
+    const bool root = ctx_.rank == 0;
+    bufs_.poison(bytes);
+    Row row{time_collective(ctx_, bytes, [&] {
+      MPI_Scatterv(root ? bufs_.send().send_view(layout.extent * ctx_.elem_size) : nullptr,
+                   layout.counts.data(), layout.displs.data(), ctx_.mpi.datatype,
+                   bufs_.recv().recv_view(), mine, ctx_.mpi.datatype, 0, MPI_COMM_WORLD);
+      bufs_.recv().received(size_t(mine) * ctx_.elem_size);
+    })};
+    // Rank r must hold block r of the root's send buffer, bit for bit, and the rest of the Size
+    // bytes must be untouched.
+    if (ctx_.opts.validate) {
+      const std::byte* block =
+          bufs_.inputs()[0].data() + size_t(layout.displs[size_t(ctx_.rank)]) * ctx_.elem_size;
+      row.valid = blocks_placed(ctx_, bufs_.recv(), {{mine}, {0}, bytes / ctx_.elem_size},
+                                [&](int) { return block; });
+    }
+    return row;
+  }
+
+ private:
+  const Context& ctx_;
+  CollectiveBuffers bufs_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchSpec spec = collective_spec("OSU MPI Scatterv Latency Test", make_benchmark<Scatterv>);
+  spec.traits.uneven_counts = true;
+  return bench_main(argc, argv, spec);
+}
