@@ -63,7 +63,7 @@ osu_bench_osu_alltoall_SOURCES = osu-bench/osu_alltoall.cc
 osu_bench_osu_alltoall_CPPFLAGS = $(osub_cppflags)
 osu_bench_osu_alltoall_LDADD = $(osub_ldadd)
 # The v-collectives (OSU's even counts, or --uneven), the barrier, and the non-blocking
-# collectives with OSU's overlap measurement.
+# collectives with OSU's overlap measurement, each built from its blocking form's source.
 osu_bench_osu_allgatherv_SOURCES = osu-bench/osu_allgatherv.cc
 osu_bench_osu_allgatherv_CPPFLAGS = $(osub_cppflags)
 osu_bench_osu_allgatherv_LDADD = $(osub_ldadd)
@@ -79,20 +79,20 @@ osu_bench_osu_scatterv_LDADD = $(osub_ldadd)
 osu_bench_osu_barrier_SOURCES = osu-bench/osu_barrier.cc
 osu_bench_osu_barrier_CPPFLAGS = $(osub_cppflags)
 osu_bench_osu_barrier_LDADD = $(osub_ldadd)
-osu_bench_osu_iallreduce_SOURCES = osu-bench/osu_iallreduce.cc
-osu_bench_osu_iallreduce_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_iallreduce_SOURCES = osu-bench/osu_allreduce.cc
+osu_bench_osu_iallreduce_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
 osu_bench_osu_iallreduce_LDADD = $(osub_ldadd)
-osu_bench_osu_ibcast_SOURCES = osu-bench/osu_ibcast.cc
-osu_bench_osu_ibcast_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_ibcast_SOURCES = osu-bench/osu_bcast.cc
+osu_bench_osu_ibcast_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
 osu_bench_osu_ibcast_LDADD = $(osub_ldadd)
-osu_bench_osu_iallgather_SOURCES = osu-bench/osu_iallgather.cc
-osu_bench_osu_iallgather_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_iallgather_SOURCES = osu-bench/osu_allgather.cc
+osu_bench_osu_iallgather_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
 osu_bench_osu_iallgather_LDADD = $(osub_ldadd)
-osu_bench_osu_ialltoall_SOURCES = osu-bench/osu_ialltoall.cc
-osu_bench_osu_ialltoall_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_ialltoall_SOURCES = osu-bench/osu_alltoall.cc
+osu_bench_osu_ialltoall_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
 osu_bench_osu_ialltoall_LDADD = $(osub_ldadd)
-osu_bench_osu_ireduce_scatter_SOURCES = osu-bench/osu_ireduce_scatter.cc
-osu_bench_osu_ireduce_scatter_CPPFLAGS = $(osub_cppflags)
+osu_bench_osu_ireduce_scatter_SOURCES = osu-bench/osu_reduce_scatter.cc
+osu_bench_osu_ireduce_scatter_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
 osu_bench_osu_ireduce_scatter_LDADD = $(osub_ldadd)
 # A reinforcement-learning weight update: a model's tensors from rank 0 to rank 1, all at once.
 osu_bench_weight_sync_SOURCES = osu-bench/weight_sync.cc

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Tests of the OSU-style benchmarks, fast enough for two cores: the weights extractor on a
 # hand-made model; every program with -c on host buffers for a few sizes and every element type
-# (two ranks, and three for the collectives), cycling through the data kinds; option errors; and
-# the compare runner's table, JSON and plot.
+# (two ranks, and three for the collectives), cycling through the data kinds; the v-collectives'
+# uneven counts, the barrier and the non-blocking collectives; option errors; and the compare
+# runner's table, JSON and plot.
 set -euo pipefail
 
 build=${MPIZIP_BUILDDIR:?run from make check}
@@ -93,6 +94,31 @@ done
 run_check "osu_reduce float np=3" 14 3 "$bench/osu_reduce" "${common[@]}" -T float --data uniform
 run_check "osu_reduce double np=3" 13 3 "$bench/osu_reduce" "${common[@]}" -T double --data normal
 
+# --- The v-collectives on three ranks: OSU's even counts, and --uneven (uneven counts, rank 1's
+# zero, displacements out of rank order with gaps that must stay untouched); the barrier; the
+# non-blocking collectives with OSU's overlap columns. Sizes 4 B to 1 KiB, few iterations.
+small=(-c -i 3 -x 1 -m 4:1024)  # 9 sizes, 8 for 8-byte elements
+run_check "osu_gatherv bf16" 9 3 "$bench/osu_gatherv" "${small[@]}" -T bf16 --data real
+grep -q '^# Counts: every rank Size bytes, displacements their prefix sums' "$work/out" ||
+  fail "osu_gatherv counts line"
+run_check "osu_gatherv --uneven double" 8 3 "$bench/osu_gatherv" "${small[@]}" -T double --uneven
+grep -q '^# Counts: --uneven, .*rank 1 none' "$work/out" || fail "osu_gatherv --uneven counts line"
+run_check "osu_allgatherv --uneven fp8e4m3" 9 3 "$bench/osu_allgatherv" "${small[@]}" \
+  -T fp8e4m3 --uneven --data normal
+run_check "osu_scatterv --uneven float" 9 3 "$bench/osu_scatterv" "${small[@]}" -T float --uneven
+run_check "osu_alltoallv --uneven fp16" 9 3 "$bench/osu_alltoallv" "${small[@]}" -T fp16 \
+  --uneven --data constant
+run_check "osu_barrier" 1 3 "$bench/osu_barrier" -c -i 20 -x 2
+grep -qE '^0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +Pass$' "$work/out" || fail "osu_barrier row: $(cat "$work/out")"
+run_check "osu_iallreduce fp16" 9 3 "$bench/osu_iallreduce" "${small[@]}" -T fp16 --data normal
+grep -q '^# Size *Overall(us) *Compute(us) *Pure Comm.(us) *Overlap(%) *Validation$' "$work/out" ||
+  fail "non-blocking column header"
+run_check "osu_ibcast double" 8 3 "$bench/osu_ibcast" "${small[@]}" -T double --data real
+run_check "osu_iallgather char" 9 3 "$bench/osu_iallgather" "${small[@]}" -T char
+run_check "osu_ialltoall bf16" 9 3 "$bench/osu_ialltoall" "${small[@]}" -T bf16 --data constant
+# Sizes with fewer elements than ranks (4 and 8 bytes of float) are skipped.
+run_check "osu_ireduce_scatter float" 7 3 "$bench/osu_ireduce_scatter" "${small[@]}" -T float
+
 # --- weight_sync, small tensors on host buffers: plain MPI, MPIZip preloaded, and MPIZip
 # compressing host buffers (the 1M tensor compressed, the 512K one raw). Each run exits 0 and
 # prints one row: total bytes, median ms, min ms, GB/s, Pass.
@@ -145,6 +171,7 @@ expect_error() {
 }
 expect_error "unknown type" "-T takes" 2 "$bench/osu_bw" -T int8
 expect_error "letters without cuda" "need -d cuda" 2 "$bench/osu_latency" D H
+expect_error "--uneven on fixed counts" "unknown option --uneven" 2 "$bench/osu_gather" --uneven
 expect_error "three ranks point-to-point" "exactly 2 processes" 3 "$bench/osu_latency"
 MPIZIP_REAL_WEIGHTS=$work/missing.bin expect_error "missing weights" "cannot open" 2 "$bench/osu_bw" --data real
 if ! grep -q '^#define MPIZIP_HAVE_CUDA 1' "$build/config.h"; then

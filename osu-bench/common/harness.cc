@@ -49,6 +49,7 @@ std::optional<Context> make_context(int argc, char** argv, const BenchSpec& spec
   ctx.opts = *opts;
   ctx.mpi = mpi_type_of(ctx.opts.type);
   ctx.elem_size = elem_type_size(ctx.opts.type);
+  ctx.nonblocking = spec.nonblocking;
   ctx.staged = ctx.opts.any_device() && !mpi_accepts_device_pointers() &&
                !(spec.traits.mpizip_takes_device && mpizip_active());
   return ctx;
@@ -146,6 +147,7 @@ BenchSpec collective_spec(const char* title, BenchmarkFactory make) {
 
 BenchSpec nonblocking_spec(const char* title, BenchmarkFactory make) {
   BenchSpec spec = collective_spec(title, std::move(make));
+  spec.nonblocking = true;
   spec.columns = {"Overall(us)", "Compute(us)", "Pure Comm.(us)", "Overlap(%)"};
   spec.notes = {"Overall = Coll. Init + Compute + MPI_Wait; Compute: a host busy loop as long as "
                 "the pure communication time"};
@@ -254,6 +256,16 @@ std::vector<double> time_overlap(const Context& ctx, size_t bytes,
   double pure_us = average_over_ranks(ctx, pure * 1e6);
   double overlap = pure_us > 0 ? std::max(0.0, 100 - 100 * (overall_us - compute_us) / pure_us) : 0;
   return {overall_us, compute_us, pure_us, overlap};
+}
+
+std::vector<double> time_call(const Context& ctx, size_t bytes,
+                              const std::function<void(MPI_Request*)>& post,
+                              const std::function<void()>& complete) {
+  if (ctx.nonblocking) return time_overlap(ctx, bytes, post, complete);
+  return time_collective(ctx, bytes, [&] {
+    post(nullptr);
+    complete();
+  });
 }
 
 }  // namespace osub

@@ -26,6 +26,7 @@ struct Context {
   MpiType mpi{};
   size_t elem_size = 0;
   bool staged = false;  // device buffers go through pinned host memory (MPI is not CUDA-aware)
+  bool nonblocking = false;  // the non-blocking form of a collective (BenchSpec::nonblocking)
   std::optional<RealWeights> real;
 
   // The first count elements rank r sends, on the host.
@@ -60,6 +61,7 @@ struct BenchSpec {
   int max_ranks;  // 0: no limit
   std::function<std::unique_ptr<Benchmark>(const Context&)> make;
   std::vector<std::string> notes = {};  // header lines of the kind of test (without "# ")
+  bool nonblocking = false;             // time_call times the non-blocking form, as OSU does
 };
 
 using BenchmarkFactory = std::function<std::unique_ptr<Benchmark>(const Context&)>;
@@ -78,6 +80,20 @@ BenchSpec collective_spec(const char* title, BenchmarkFactory make);
 // columns of time_overlap.
 BenchSpec nonblocking_spec(const char* title, BenchmarkFactory make);
 
+// A program built from one source in both forms: the blocking test (collective_spec, title), or,
+// where the build defines OSUB_NONBLOCKING (osu_iallreduce from osu_allreduce.cc, ...), the
+// non-blocking one (nonblocking_spec, nonblocking_title).
+inline BenchSpec collective_spec(const char* title, const char* nonblocking_title,
+                                 BenchmarkFactory make) {
+#ifdef OSUB_NONBLOCKING
+  (void)title;
+  return nonblocking_spec(nonblocking_title, std::move(make));
+#else
+  (void)nonblocking_title;
+  return collective_spec(title, std::move(make));
+#endif
+}
+
 // The whole program: returns main's exit status (1 on bad options or a failed validation).
 int bench_main(int argc, char** argv, const BenchSpec& spec);
 
@@ -85,6 +101,14 @@ int bench_main(int argc, char** argv, const BenchSpec& spec);
 // Returns {average, minimum, maximum} over ranks of the mean time per call, in microseconds.
 std::vector<double> time_collective(const Context& ctx, size_t bytes,
                                     const std::function<void()>& op);
+
+// One call of a collective, timed in the program's form: post(request) makes the call; request is
+// null in a blocking test (post makes the blocking call) and the request the non-blocking call is
+// to set in a non-blocking test; complete() runs after the call has finished (a staged receive's
+// copy to the device). Returns time_collective's figures, or time_overlap's.
+std::vector<double> time_call(const Context& ctx, size_t bytes,
+                              const std::function<void(MPI_Request*)>& post,
+                              const std::function<void()>& complete);
 
 // OSU's non-blocking collective timing. post(request) starts the call; complete() runs after its
 // MPI_Wait (a staged receive's copy to the device). First the pure communication time: post, then
