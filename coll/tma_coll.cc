@@ -10,6 +10,7 @@
 #include "coll/tma_tuning.h"
 #include "kernels/tma_engine.h"
 #include "src/platform/device.h"
+#include "src/platform/gpu_timing.h"
 #include "src/platform/log.h"
 #include "src/transport/device_ops.h"
 #include "src/transport/ipc.h"
@@ -320,8 +321,14 @@ Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* ou
   // "Failures after the entry").
   Status s = planned;
   if (ok(s) && o.fault == 1) s = Status::kDeviceError;  // as a failed launch
-  if (ok(s) && o.fault != 2) s = k::run(l, stream);
-  if (ok(s) && o.fault != 2) s = k::sync(stream);
+  if (ok(s) && o.fault != 2) {
+    platform::GpuTimer timer(platform::GpuCall::kEngineLaunch);
+    s = k::run(l, stream);
+  }
+  if (ok(s) && o.fault != 2) {
+    platform::GpuTimer timer(platform::GpuCall::kEngineSync);
+    s = k::sync(stream);
+  }
   const bool silent = o.fault == 2;
   k::BarrierOutcome barrier = k::kBarrierPassed;
   if (ok(s) && !silent && !o.host_sync) barrier = k::barrier_outcome(l.result, l.seq);

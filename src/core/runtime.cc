@@ -4,6 +4,9 @@
 
 #include <mpi.h>
 
+#include <cstdio>
+#include <string>
+
 #include "src/core/comm_state.h"
 #include "src/core/progress_thread.h"
 #include "src/core/requests.h"
@@ -13,6 +16,7 @@
 #include "src/transport/ucx.h"
 #include "src/platform/device.h"
 #include "src/platform/buffers.h"
+#include "src/platform/gpu_timing.h"
 #include "src/platform/log.h"
 
 namespace mpizip::core {
@@ -45,6 +49,7 @@ void start() {
   }
   platform::buffers_configure(s.staging_bytes, s.device_pool_bytes);
   g_stats_on.store(s.stats, std::memory_order_relaxed);
+  platform::gpu_timing_enable(s.stats);
   g_has_gpu.store(platform::has_gpu(), std::memory_order_relaxed);
   {
     const CudaAwareness beneath = find_mpi_cuda_awareness(s.mpi_cuda_aware);
@@ -89,6 +94,19 @@ int mpi_query_thread(int* provided) {
   return MPI_SUCCESS;
 }
 
+// MPIZIP_STATS=1: the time this process spent in the GPU runtime's calls, per kind of call.
+static void print_gpu_timing() {
+  std::string line;
+  for (const platform::GpuCallTime& t : platform::gpu_timing()) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s%s calls=%llu us_per_call=%.2f", line.empty() ? "" : "; ",
+                  platform::gpu_call_name(t.call), static_cast<unsigned long long>(t.calls),
+                  static_cast<double>(t.ns) / 1e3 / static_cast<double>(t.calls));
+    line += buf;
+  }
+  if (!line.empty()) log::report("stats", "GPU calls: %s", line.c_str());
+}
+
 int mpi_finalize() {
   // Detached sends end while the peers still progress (they are in MPI_Finalize too). Once every
   // rank is there, what is left only needs local progress, or waits for a receiver that will never
@@ -97,7 +115,10 @@ int mpi_finalize() {
   g_bypass.store(true, std::memory_order_release);
   progress_thread_stop();
   if (g_active.exchange(false, std::memory_order_acq_rel)) {
-    if (g_stats_on.exchange(false)) stats_print();
+    if (g_stats_on.exchange(false)) {
+      stats_print();
+      print_gpu_timing();
+    }
     protocol_teardown_job();
     comm_state_teardown();
     background_finish(2.0);

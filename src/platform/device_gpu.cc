@@ -9,6 +9,7 @@
 
 #include "src/platform/device.h"
 #include "src/platform/gpu.h"
+#include "src/platform/gpu_timing.h"
 #include "src/platform/log.h"
 #include "src/platform/topology.h"
 
@@ -138,12 +139,14 @@ bool gpu_processes_concurrent() {
 
 Status copy_to_host(void* dst, const void* device_src, uint64_t bytes) {
   if (bytes == 0) return Status::kOk;
+  GpuTimer timer(GpuCall::kCopyToHost);
   MPIZIP_GPU_CHECK(gpuMemcpy(dst, device_src, bytes, gpuMemcpyDeviceToHost));
   return Status::kOk;
 }
 
 Status copy_to_device(void* device_dst, const void* src, uint64_t bytes) {
   if (bytes == 0) return Status::kOk;
+  GpuTimer timer(GpuCall::kCopyToDevice);
   MPIZIP_GPU_CHECK(gpuMemcpy(device_dst, src, bytes, gpuMemcpyHostToDevice));
   // From pageable memory the copy returns once the data is staged, possibly before the DMA lands;
   // wait for it, so that work on any stream afterwards sees the data.
@@ -153,12 +156,14 @@ Status copy_to_device(void* device_dst, const void* src, uint64_t bytes) {
 
 Status copy_pinned_to_device(void* device_dst, const void* pinned_src, uint64_t bytes) {
   if (bytes == 0) return Status::kOk;
+  GpuTimer timer(GpuCall::kCopyPinnedToDevice);
   MPIZIP_GPU_CHECK(gpuMemcpy(device_dst, pinned_src, bytes, gpuMemcpyHostToDevice));
   return Status::kOk;
 }
 
 Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t bytes) {
   if (bytes == 0) return Status::kOk;
+  GpuTimer timer(GpuCall::kCopyDeviceToDevice);
   MPIZIP_GPU_CHECK(gpuMemcpy(device_dst, device_src, bytes, gpuMemcpyDeviceToDevice));
   return Status::kOk;
 }
@@ -260,11 +265,13 @@ Status Stream::wait_for_default_stream() {
 }
 
 Status synchronize_default_stream() {
+  GpuTimer timer(GpuCall::kDefaultStreamSync);
   MPIZIP_GPU_CHECK(gpuStreamSynchronize(0));
   return Status::kOk;
 }
 
 Status Stream::synchronize() {
+  GpuTimer timer(GpuCall::kStreamSync);
   MPIZIP_GPU_CHECK(gpuStreamSynchronize(static_cast<gpuStream_t>(handle_)));
   return Status::kOk;
 }
@@ -274,6 +281,7 @@ Event::~Event() {
 }
 
 Status Event::record(const Stream& stream) {
+  GpuTimer timer(GpuCall::kEventRecord);
   if (event_ == nullptr) {
     gpuEvent_t e;
     MPIZIP_GPU_CHECK(gpuEventCreateWithFlags(&e, gpuEventDisableTiming));
@@ -286,6 +294,7 @@ Status Event::record(const Stream& stream) {
 
 Status Event::query(bool* done) {
   if (event_ == nullptr) return Status::kInvalidArgument;
+  GpuTimer timer(GpuCall::kEventQuery);
   gpuError_t err = gpuEventQuery(static_cast<gpuEvent_t>(event_));
   if (err == gpuErrorNotReady) {
     (void)gpuGetLastError();
@@ -299,12 +308,14 @@ Status Event::query(bool* done) {
 
 Status Event::wait() {
   if (event_ == nullptr) return Status::kInvalidArgument;
+  GpuTimer timer(GpuCall::kEventWait);
   MPIZIP_GPU_CHECK(gpuEventSynchronize(static_cast<gpuEvent_t>(event_)));
   return Status::kOk;
 }
 
 Status copy_async(void* dst, const void* src, uint64_t bytes, const Stream& stream) {
   if (bytes == 0) return Status::kOk;
+  GpuTimer timer(GpuCall::kCopyAsync);
   MPIZIP_GPU_CHECK(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault,
                                   static_cast<gpuStream_t>(stream.get())));
   return Status::kOk;

@@ -22,6 +22,7 @@
 
 #include "src/platform/device.h"
 #include "src/platform/gpu.h"
+#include "src/platform/gpu_timing.h"
 #include "src/platform/page_cache.h"
 
 #if !defined(MPIZIP_HIP)
@@ -92,7 +93,11 @@ bool is_device_pointer(const void* p) {
   const uint64_t now = g_generation.load(std::memory_order_acquire);
   const int known = cache.find(page, now);
   if (known >= 0) [[likely]] return known != 0;
-  const bool device = ask_runtime(p);
+  bool device;
+  {
+    GpuTimer timer(GpuCall::kPointerQuery);
+    device = ask_runtime(p);
+  }
   // The runtime may itself have mapped memory while answering (its first call does): cache the
   // answer only when nothing changed meanwhile.
   if (g_generation.load(std::memory_order_acquire) == now) cache.put(page, now, device);

@@ -1,6 +1,7 @@
 // The host buffer pool: blocks are reused, sizes honoured, contents kept on shrink, moves transfer
 // ownership, and the bound sends blocks beyond it back to the heap.
 #include "src/platform/buffers.h"
+#include "src/platform/gpu_timing.h"
 
 #include <gtest/gtest.h>
 
@@ -80,6 +81,32 @@ TEST(HostBuffer, ZeroAndHugeSizes) {
   EXPECT_EQ(a.size(), 0u);
   EXPECT_EQ(a.resize(uint64_t{1} << 62), Status::kOutOfMemory);
   EXPECT_EQ(a.data(), nullptr);
+}
+
+}  // namespace
+}  // namespace mpizip::platform
+
+namespace mpizip::platform {
+namespace {
+
+// The statistics' GPU-call timing counts a timed scope only while it is on, under its own kind.
+TEST(GpuTiming, CountsTimedScopesOnlyWhileOn) {
+  auto calls_of = [](GpuCall c) {
+    for (const GpuCallTime& t : gpu_timing())
+      if (t.call == c) return t.calls;
+    return uint64_t{0};
+  };
+  gpu_timing_enable(false);
+  { GpuTimer t(GpuCall::kEngineSync); }
+  EXPECT_EQ(calls_of(GpuCall::kEngineSync), 0u);
+  gpu_timing_enable(true);
+  for (int i = 0; i < 3; ++i) {
+    GpuTimer t(GpuCall::kEngineSync);
+  }
+  gpu_timing_enable(false);
+  EXPECT_EQ(calls_of(GpuCall::kEngineSync), 3u);
+  EXPECT_EQ(calls_of(GpuCall::kEngineLaunch), 0u);
+  EXPECT_STREQ(gpu_call_name(GpuCall::kEngineSync), "engine kernel waited for");
 }
 
 }  // namespace
