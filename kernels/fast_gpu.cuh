@@ -3,7 +3,7 @@
 //
 // Encoder, per chunk: vector loads of the elements, split in registers (kernels/split.cuh) with the
 // raw bits stored straight to the raw section; a histogram of each plane's symbols in shared memory
-// (one per 32-lane group, then summed); one group per plane picks the 15 most frequent symbols
+// (one copy per lane index, so that no two atomics of a warp meet, then summed); one group per plane picks the 15 most frequent symbols
 // (15 rounds of a group-wide max over count:symbol keys) and the code width (2, 4 or 8 bits) that
 // makes the chunk smallest. The chunk's size is then known, so group 0 places it with the decoupled
 // look-back of kernels/scan_state.cuh while the other threads code their symbols into a staging
@@ -145,9 +145,14 @@ __device__ __forceinline__ void scatter(const uint32_t (&sw)[2][4], int j, uint3
   }
 }
 
+// The histogram of a plane: one copy per lane index, 8-bit counts four to a word (a copy sees at
+// most kGroups x 16 = 128 symbols), word q of copy L at [q][L]. Lanes of one instruction always
+// hit different words in different banks, whatever their symbols: no two atomics of a warp meet
+// (a single shared histogram serialises them, and uniform data puts half the lanes on one bin).
 template <int P>
 struct EncSmem {
-  uint32_t hist[kGroups][P][256];
+  uint32_t hist[P][64][lanes::kLanes];
+  uint32_t cnt[P][256];
   uint4 out[P][kEncChunkBytes / 16];  // the staged chunk of each plane
   uint8_t rank[P][256];               // a symbol's place among the most frequent (255: not among them)
   uint32_t width[P], bytes[P];
@@ -197,7 +202,8 @@ __device__ void encode(const EncParams& p, EncSmem<Shape<T>::kPlanes>& sm) {
 
   for (;;) {
     if (tid == 0) sm.ticket = atomicAdd(&p.state->ticket, 1u);
-    for (int i = tid; i < kGroups * P * 256; i += kThreads) (&sm.hist[0][0][0])[i] = 0;
+    for (int i = tid; i < P * 64 * lanes::kLanes / 4; i += kThreads)
+      reinterpret_cast<uint4*>(&sm.hist[0][0][0])[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
     const uint32_t k = sm.ticket;
     if (k >= nck || !room) break;
@@ -220,14 +226,18 @@ __device__ void encode(const EncParams& p, EncSmem<Shape<T>::kPlanes>& sm) {
     for (int pl = 0; pl < P; ++pl)
 #pragma unroll
       for (int i = 0; i < kSymsPerThread; ++i)
-        if (i < nv) atomicAdd(&sm.hist[grp][pl][byte_of(sw[pl], i)], 1u);
+        if (i < nv) {
+          const uint32_t sym = byte_of(sw[pl], i);
+          atomicAdd(&sm.hist[pl][sym >> 2][lane], 1u << (8 * (sym & 3)));
+        }
     __syncthreads();
 #pragma unroll
     for (int pl = 0; pl < P; ++pl) {
+      // Bin tid over the 32 copies, each thread starting at its own copy: no bank conflicts.
       uint32_t c = 0;
-#pragma unroll
-      for (int g = 0; g < kGroups; ++g) c += sm.hist[g][pl][tid];
-      sm.hist[0][pl][tid] = c;
+#pragma unroll 8
+      for (int j = 0; j < lanes::kLanes; ++j) c += (sm.hist[pl][tid >> 2][(j + tid) & (lanes::kLanes - 1)] >> (8 * (tid & 3))) & 0xFFu;
+      sm.cnt[pl][tid] = c;
       sm.rank[pl][tid] = 255;
     }
     __syncthreads();
@@ -238,7 +248,7 @@ __device__ void encode(const EncParams& p, EncSmem<Shape<T>::kPlanes>& sm) {
       uint32_t key[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        const uint32_t s = 8 * lane + i, c = sm.hist[0][pl][s];
+        const uint32_t s = 8 * lane + i, c = sm.cnt[pl][s];
         key[i] = c ? (c << 8) | (255 - s) : 0;
       }
       uint32_t top3 = 0, top15 = 0, ntop = 0, mine = 0;

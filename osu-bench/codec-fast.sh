@@ -7,7 +7,8 @@
 #
 #   osu-bench/codec-fast.sh BIN OUT [STEPS]     STEPS default: "tests memcheck bench anchor rest"
 #
-# rest: the other codec_gpu_test cases (the ANS coder), last, where the call has time left.
+# rest: the other codec_gpu_test cases (the ANS coder), where the call has time left; ncu: Nsight
+# Compute's speed-of-light and memory sections of the fast encoder and decoder, bf16 uniform 1 GiB.
 set -u
 bin=${1:?BIN}
 out=${2:?OUT}
@@ -45,6 +46,15 @@ fi
 if has rest && [ -x "$bin/codec_gpu_test" ]; then
   MPIZIP_GPU_TEST_QUICK=1 "$bin/codec_gpu_test" --gtest_brief=1 --gtest_filter='-CodecGpuFast*' > "$out/rest_test.log" 2>&1
   stamp "codec_gpu_test others (quick): exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$out/rest_test.log" | tr '\n' ' '))"
+fi
+if has ncu && command -v ncu > /dev/null && [ -x "$bin/codec" ]; then
+  for k in encode decode; do
+    ncu --clock-control none --kernel-name-base mangled -k "regex:4fast.*${k}_kernel" -c 1 \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+      "$bin/codec" --types=bf16 --data=uniform --min=1G --max=1G --mode=fast > "$out/ncu-$k.txt" 2>&1
+    stamp "ncu $k: exit $?"
+    grep -E 'Memory Throughput|DRAM Throughput|Duration|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per' "$out/ncu-$k.txt" | head -8
+  done
 fi
 echo "--- bf16 uniform (us; MPIZip ans, fast; anchor)"
 grep -E '^bf16 +uniform' "$out/mpizip.txt" 2>/dev/null | awk '{print $2, $3, $4, "ratio", $6, "c", $10, "d", $15}'
