@@ -32,8 +32,7 @@ class Allgatherv : public Benchmark {
     })};
     // On every rank, block r must be rank r's data, bit for bit, and nothing else written.
     if (ctx_.opts.validate)
-      row.valid = blocks_placed(ctx_, bufs_.recv(), layout,
-                                [&](int r) { return bufs_.inputs()[size_t(r)].data(); });
+      row.valid = gathered_v(ctx_, bufs_.recv(), layout, bufs_.inputs());
     return row;
   }
 
@@ -45,7 +44,7 @@ class Allgatherv : public Benchmark {
 }  // namespace
 
 int main(int argc, char** argv) {
-  BenchSpec spec = collective_spec("OSU MPI Allgatherv Latency Test", make_benchmark<Allgatherv>);
-  spec.traits.uneven_counts = true;
-  return bench_main(argc, argv, spec);
+  return bench_main(argc, argv,
+                    v_collective_spec("OSU MPI Allgatherv Latency Test",
+                                      make_benchmark<Allgatherv>));
 }

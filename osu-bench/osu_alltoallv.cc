@@ -48,8 +48,7 @@ class Alltoallv : public Benchmark {
 }  // namespace
 
 int main(int argc, char** argv) {
-  BenchSpec spec = collective_spec("OSU MPI All-to-Allv Personalized Exchange Latency Test",
-                                   make_benchmark<Alltoallv>);
-  spec.traits.uneven_counts = true;
-  return bench_main(argc, argv, spec);
+  return bench_main(argc, argv,
+                    v_collective_spec("OSU MPI All-to-Allv Personalized Exchange Latency Test",
+                                      make_benchmark<Alltoallv>));
 }

@@ -33,8 +33,7 @@ class Gatherv : public Benchmark {
     })};
     // At the root, block r must be rank r's data, bit for bit, and nothing else written.
     if (ctx_.opts.validate && root)
-      row.valid = blocks_placed(ctx_, bufs_.recv(), layout,
-                                [&](int r) { return bufs_.inputs()[size_t(r)].data(); });
+      row.valid = gathered_v(ctx_, bufs_.recv(), layout, bufs_.inputs());
     return row;
   }
 
@@ -46,7 +45,6 @@ class Gatherv : public Benchmark {
 }  // namespace
 
 int main(int argc, char** argv) {
-  BenchSpec spec = collective_spec("OSU MPI Gatherv Latency Test", make_benchmark<Gatherv>);
-  spec.traits.uneven_counts = true;
-  return bench_main(argc, argv, spec);
+  return bench_main(argc, argv,
+                    v_collective_spec("OSU MPI Gatherv Latency Test", make_benchmark<Gatherv>));
 }

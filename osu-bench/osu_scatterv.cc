@@ -50,7 +50,6 @@ class Scatterv : public Benchmark {
 }  // namespace
 
 int main(int argc, char** argv) {
-  BenchSpec spec = collective_spec("OSU MPI Scatterv Latency Test", make_benchmark<Scatterv>);
-  spec.traits.uneven_counts = true;
-  return bench_main(argc, argv, spec);
+  return bench_main(argc, argv,
+                    v_collective_spec("OSU MPI Scatterv Latency Test", make_benchmark<Scatterv>));
 }

@@ -109,7 +109,8 @@ run_check "osu_scatterv --uneven float" 9 3 "$bench/osu_scatterv" "${small[@]}" 
 run_check "osu_alltoallv --uneven fp16" 9 3 "$bench/osu_alltoallv" "${small[@]}" -T fp16 \
   --uneven --data constant
 run_check "osu_barrier" 1 3 "$bench/osu_barrier" -c -i 20 -x 2
-grep -qE '^0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +Pass$' "$work/out" || fail "osu_barrier row: $(cat "$work/out")"
+grep -qE '^0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +Pass$' "$work/out" ||
+  fail "osu_barrier row: $(cat "$work/out")"
 run_check "osu_iallreduce fp16" 9 3 "$bench/osu_iallreduce" "${small[@]}" -T fp16 --data normal
 grep -q '^# Size *Overall(us) *Compute(us) *Pure Comm.(us) *Overlap(%) *Validation$' "$work/out" ||
   fail "non-blocking column header"

@@ -41,6 +41,12 @@ VLayout v_layout(const Context& ctx, size_t bytes, int shift) {
   return layout;
 }
 
+BenchSpec v_collective_spec(const char* title, BenchmarkFactory make) {
+  BenchSpec spec = collective_spec(title, std::move(make));
+  spec.traits.uneven_counts = true;
+  return spec;
+}
+
 std::string v_layout_description(const Context& ctx) {
   if (!ctx.opts.uneven)
     return "Counts: every rank Size bytes, displacements their prefix sums (OSU's)";

@@ -42,8 +42,8 @@ struct VLayout {
 };
 
 // The block of rank r for a message of `bytes`. OSU's, by default: every rank `bytes`. Under
-// --uneven: bytes * (r + 1) / nranks, rounded down to whole elements, and none for rank 1 when there
-// are more than two ranks.
+// --uneven: bytes * (r + 1) / nranks, rounded down to whole elements, and none for rank 1 when
+// there are more than two ranks.
 size_t v_count(const Context& ctx, size_t bytes, int r);
 
 // Block k holds v_count of rank (k + shift) % nranks (shift 0: block k is rank k's; osu_alltoallv's
@@ -52,6 +52,9 @@ size_t v_count(const Context& ctx, size_t bytes, int r);
 // sums; under --uneven the blocks lie in reverse order, each one element after the end of the next
 // (the buffer starts with one element's gap), so the displacements are no prefix sum.
 VLayout v_layout(const Context& ctx, size_t bytes, int shift = 0);
+
+// A v-collective test: collective_spec's, taking --uneven.
+BenchSpec v_collective_spec(const char* title, BenchmarkFactory make);
 
 // The header line that says how the blocks are laid out.
 std::string v_layout_description(const Context& ctx);

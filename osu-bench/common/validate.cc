@@ -110,6 +110,11 @@ bool blocks_placed(const Context& ctx, const Buffer& buf, const VLayout& layout,
   return equals_bytes(buf, expected);
 }
 
+bool gathered_v(const Context& ctx, const Buffer& buf, const VLayout& layout,
+                const std::vector<std::vector<std::byte>>& inputs) {
+  return blocks_placed(ctx, buf, layout, [&](int k) { return inputs[size_t(k)].data(); });
+}
+
 bool equals_bytes(const Buffer& buf, std::span<const std::byte> expected) {
   std::vector<std::byte> got(expected.size());
   buf.download(got.data(), got.size());

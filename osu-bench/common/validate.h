@@ -36,6 +36,11 @@ bool exchanged(std::span<const std::byte> got, const std::vector<std::vector<std
 bool blocks_placed(const Context& ctx, const Buffer& buf, const VLayout& layout,
                    const std::function<const std::byte*(int k)>& source);
 
+// blocks_placed with block k the first elements of inputs[k]: what MPI_Gatherv leaves at its root
+// and MPI_Allgatherv everywhere.
+bool gathered_v(const Context& ctx, const Buffer& buf, const VLayout& layout,
+                const std::vector<std::vector<std::byte>>& inputs);
+
 // Whether the first expected.size() bytes of buf equal expected, bit for bit.
 bool equals_bytes(const Buffer& buf, std::span<const std::byte> expected);
 
