@@ -13,9 +13,7 @@ using namespace osub;
 class Allgatherv : public Benchmark {
  public:
   explicit Allgatherv(const Context& ctx)
-      : ctx_(ctx),
-        bufs_(ctx, ctx.opts.largest_size(),
-              v_layout(ctx, ctx.opts.largest_size()).extent * ctx.elem_size) {}
+      : ctx_(ctx), bufs_(ctx, ctx.opts.largest_size(), v_buffer_bytes(ctx)) {}
 
   std::vector<std::string> header_lines() const override { return {v_layout_description(ctx_)}; }
 

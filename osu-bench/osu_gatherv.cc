@@ -13,9 +13,7 @@ using namespace osub;
 class Gatherv : public Benchmark {
  public:
   explicit Gatherv(const Context& ctx)
-      : ctx_(ctx),
-        bufs_(ctx, ctx.opts.largest_size(),
-              v_layout(ctx, ctx.opts.largest_size()).extent * ctx.elem_size) {}
+      : ctx_(ctx), bufs_(ctx, ctx.opts.largest_size(), v_buffer_bytes(ctx)) {}
 
   std::vector<std::string> header_lines() const override { return {v_layout_description(ctx_)}; }
 

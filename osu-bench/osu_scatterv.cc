@@ -14,9 +14,7 @@ using namespace osub;
 class Scatterv : public Benchmark {
  public:
   explicit Scatterv(const Context& ctx)
-      : ctx_(ctx),
-        bufs_(ctx, v_layout(ctx, ctx.opts.largest_size()).extent * ctx.elem_size,
-              ctx.opts.largest_size()) {}
+      : ctx_(ctx), bufs_(ctx, v_buffer_bytes(ctx), ctx.opts.largest_size()) {}
 
   std::vector<std::string> header_lines() const override { return {v_layout_description(ctx_)}; }
 

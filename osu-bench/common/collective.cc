@@ -41,6 +41,10 @@ VLayout v_layout(const Context& ctx, size_t bytes, int shift) {
   return layout;
 }
 
+size_t v_buffer_bytes(const Context& ctx) {
+  return v_layout(ctx, ctx.opts.largest_size()).extent * ctx.elem_size;
+}
+
 BenchSpec v_collective_spec(const char* title, BenchmarkFactory make) {
   BenchSpec spec = collective_spec(title, std::move(make));
   spec.traits.uneven_counts = true;

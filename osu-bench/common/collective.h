@@ -53,6 +53,9 @@ size_t v_count(const Context& ctx, size_t bytes, int r);
 // (the buffer starts with one element's gap), so the displacements are no prefix sum.
 VLayout v_layout(const Context& ctx, size_t bytes, int shift = 0);
 
+// The bytes the blocks of the largest message size span: a v-collective's buffer.
+size_t v_buffer_bytes(const Context& ctx);
+
 // A v-collective test: collective_spec's, taking --uneven.
 BenchSpec v_collective_spec(const char* title, BenchmarkFactory make);
 
