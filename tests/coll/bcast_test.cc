@@ -93,6 +93,8 @@ bool library_runs = false;
 // (coll/hierarchical.h), whose fold is each node's, then the nodes' (hierarchical_fold); MPI_Reduce
 // stays on the flat two-shot. Every root is broadcast from.
 int per_node = 0;
+// --quick (many-rank runs): no count of a million elements, smaller allgathers and reductions.
+bool quick = false;
 
 void reductions(const Type& t, const OpInfo& o, uint64_t block, int root, uint64_t seed) {
   const uint64_t P = static_cast<uint64_t>(nranks), count = block * P;
@@ -148,6 +150,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     library_runs = library_runs || std::strcmp(argv[i], "--library") == 0;
     if (std::strcmp(argv[i], "--pretend") == 0 && i + 1 < argc) per_node = std::atoi(argv[++i]);
+    quick = quick || std::strcmp(argv[i], "--quick") == 0;
   }
   uint64_t seed = 1;
   const uint64_t P = static_cast<uint64_t>(nranks);
@@ -161,7 +164,7 @@ int main(int argc, char** argv) {
       for (uint64_t count : {uint64_t{1}, P - 1, P + 1, uint64_t{1000}, uint64_t{4097},
                              uint64_t{1000003}})
         // Every root on the small counts; the large one from the first and last rank.
-        if (count > 0 && (count < 1000000 || per_node == 0 || root == 0 || root == nranks - 1))
+        if (count > 0 && (count < 1000000 || ((per_node == 0 || root == 0 || root == nranks - 1) && !quick)))
           one(t, root, count, seed++);
   }
   // Zero counts: nothing moves, nothing is written, every rank returns success.
@@ -183,13 +186,14 @@ int main(int argc, char** argv) {
   }
   for (const Type& t : types)
     for (uint64_t count : {uint64_t{8}, uint64_t{1001}, uint64_t{65536}, uint64_t{250000}})
-      for (bool in_place : {false, true}) gather(t, count, in_place, seed++);
+      for (bool in_place : {false, true})
+        if (!quick || count < 100000) gather(t, count, in_place, seed++);
   for (const Type& t : types) {
     // The MPI library knows bf16 and fp16 as 16-bit integers and refuses to reduce them.
     if (library_runs && (t.dtype == DType::kBf16 || t.dtype == DType::kFp16)) continue;
     for (const OpInfo& o : kOps)
       for (uint64_t block : {uint64_t{64}, uint64_t{65536}})  // 16-byte multiples for every type
-        reductions(t, o, block, nranks - 1, seed++);
+        if (!quick || block < 65536 || o.op == Op::kSum) reductions(t, o, block, nranks - 1, seed++);
   }
   // Broadcasts between point-to-point messages on the same communicator.
   for (int i = 0; i < 20; ++i) {
