@@ -794,6 +794,16 @@ int routed_reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcoun
       if (auto rc = on_engine(comm, *a, "MPI_Reduce_scatter (intra-node)", a->type)) return *rc;
     }
   }
+  // Equal counts (the same array on every rank, as MPI requires) between nodes: the
+  // reduce-scatter-block's engines, flat or in stages.
+  if (recvcounts != nullptr && P > 0 && recvcounts[0] > 0) {
+    bool equal = true;
+    for (int q = 1; q < P; ++q) equal = equal && recvcounts[q] == recvcounts[0];
+    if (equal) {
+      if (auto rc = reduce_scatter_between_nodes(sendbuf, recvbuf, recvcounts[0], type, op, comm))
+        return *rc;
+    }
+  }
   return reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
 }
 

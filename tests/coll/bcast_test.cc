@@ -1,4 +1,5 @@
-// MPI_Bcast, MPI_Allgather, MPI_Reduce_scatter_block and MPI_Reduce of float types under MPIZip,
+// MPI_Bcast, MPI_Allgather, MPI_Reduce_scatter_block (and MPI_Reduce_scatter of equal counts) and
+// MPI_Reduce of float types under MPIZip,
 // on host buffers, driven by
 // tests/coll/bcast.sh: for every type (MPI_FLOAT, MPI_DOUBLE, and MPIZIP_BF16 and MPIZIP_FP16 when
 // MPIZip is loaded), root (0, 1, the last rank) and count (1, P - 1, P + 1, 1000, 4097 and
@@ -124,6 +125,22 @@ void reductions(const Type& t, const OpInfo& o, uint64_t block, int root, uint64
       std::fprintf(stderr, "rank %d: MPI_Reduce_scatter_block %s %s block %llu%s: wrong (rc %d)\n",
                    rank, t.name, o.name, static_cast<unsigned long long>(block),
                    in_place ? " in place" : "", rc);
+    }
+  }
+  // MPI_Reduce_scatter with every count equal: MPIZip takes it as the reduce-scatter-block.
+  {
+    std::vector<int> counts(static_cast<size_t>(nranks), static_cast<int>(block));
+    std::vector<uint8_t> out(block * t.bytes + kGuard, 0xA5);
+    const int rc = MPI_Reduce_scatter(in[static_cast<size_t>(rank)].data(), out.data(),
+                                      counts.data(), t.mpi, o.mpi, MPI_COMM_WORLD);
+    const uint8_t* expect = want_rs.data() + static_cast<uint64_t>(rank) * block * t.bytes;
+    bool good = rc == MPI_SUCCESS;
+    if (good && !library_runs) good = std::memcmp(out.data(), expect, block * t.bytes) == 0;
+    for (size_t i = 0; i < kGuard; ++i) good = good && out[block * t.bytes + i] == 0xA5;
+    if (!good) {
+      ++failures;
+      std::fprintf(stderr, "rank %d: MPI_Reduce_scatter %s %s block %llu: wrong (rc %d)\n", rank,
+                   t.name, o.name, static_cast<unsigned long long>(block), rc);
     }
   }
   // Reduce to `root`.
