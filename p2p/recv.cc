@@ -438,7 +438,7 @@ void RecvOp::deliver_host(const uint8_t* payload) {
   }
   if (b_.device) {
     auto t0 = std::chrono::steady_clock::now();
-    Status s = platform::copy_to_device(b_.ptr, plain, n);
+    Status s = platform::copy_from_pageable_host(b_.ptr, plain, n);
     traffic_.staging_seconds += seconds_since(t0);
     if (!ok(s)) error = s;
   } else {

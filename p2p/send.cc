@@ -307,7 +307,7 @@ class SendOp : public platform::Operation {
     if (inline_payload && payload_bytes_ > 0) {
       uint8_t* dst = match_.data() + header_bytes;
       if (payload_where_ == Memory::kDevice) {
-        MPIZIP_CHECK(platform::copy_to_host(dst, payload_, payload_bytes_));
+        MPIZIP_CHECK(platform::copy_to_pageable_host(dst, payload_, payload_bytes_));
       } else {
         std::memcpy(dst, payload_, payload_bytes_);
       }

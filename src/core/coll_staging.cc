@@ -57,8 +57,9 @@ int Staging::store() {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < count_; ++i) {
     Region& r = regions_[static_cast<size_t>(i)];
-    const Status copied = r.store ? platform::copy_to_device(r.device, r.host.data(), r.bytes)
-                                  : Status::kOk;
+    const Status copied = !r.store        ? Status::kOk
+                          : r.host.pinned() ? platform::copy_pinned_to_device(r.device, r.host.data(), r.bytes)
+                                            : platform::copy_to_device(r.device, r.host.data(), r.bytes);
     if (copied != Status::kOk) return mpi_error(copied);
     r.host.clear();
   }

@@ -61,6 +61,12 @@ Status copy_to_device(void* device_dst, const void* src, uint64_t bytes);
 // As copy_to_device, from page-locked memory (pinned_alloc): the runtime's copy is then synchronous
 // with the host by itself, so no stream synchronisation follows it.
 Status copy_pinned_to_device(void* device_dst, const void* pinned_src, uint64_t bytes);
+// As copy_to_host and copy_to_device, for host memory known to be pageable (not pinned_alloc's):
+// copies of at most 1 MiB go through a pinned buffer of the calling thread's, since the runtime's
+// own path for pageable memory costs 2-21 us more a copy at 4-64 KiB (osu-bench/ipc_latency, H100
+// with MPS: osu-bench/results/README.md, 2026-12-07); larger ones as copy_to_host / copy_to_device.
+Status copy_to_pageable_host(void* dst, const void* device_src, uint64_t bytes);
+Status copy_from_pageable_host(void* device_dst, const void* src, uint64_t bytes);
 Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t bytes);
 
 // Page-locked host memory and device memory straight from the GPU runtime (for the pools of

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <atomic>
 #include <mutex>
 
@@ -166,6 +167,43 @@ Status copy_device_to_device(void* device_dst, const void* device_src, uint64_t 
   GpuTimer timer(GpuCall::kCopyDeviceToDevice);
   MPIZIP_GPU_CHECK(gpuMemcpy(device_dst, device_src, bytes, gpuMemcpyDeviceToDevice));
   return Status::kOk;
+}
+
+namespace {
+
+// The calling thread's pinned buffer for small copies to and from pageable memory (allocated on
+// first use, kept for the thread's life); null where pinned memory cannot be had.
+constexpr uint64_t kBounceBytes = uint64_t{1} << 20;
+uint8_t* bounce_buffer() {
+  thread_local uint8_t* buffer = nullptr;
+  thread_local bool tried = false;
+  if (!tried) {
+    tried = true;
+    buffer = static_cast<uint8_t*>(pinned_alloc(kBounceBytes));
+  }
+  return buffer;
+}
+
+}  // namespace
+
+Status copy_to_pageable_host(void* dst, const void* device_src, uint64_t bytes) {
+  if (bytes == 0) return Status::kOk;
+  uint8_t* bounce = bytes <= kBounceBytes ? bounce_buffer() : nullptr;
+  if (bounce == nullptr) return copy_to_host(dst, device_src, bytes);
+  {
+    GpuTimer timer(GpuCall::kCopyToHost);
+    MPIZIP_GPU_CHECK(gpuMemcpy(bounce, device_src, bytes, gpuMemcpyDeviceToHost));
+  }
+  std::memcpy(dst, bounce, bytes);
+  return Status::kOk;
+}
+
+Status copy_from_pageable_host(void* device_dst, const void* src, uint64_t bytes) {
+  if (bytes == 0) return Status::kOk;
+  uint8_t* bounce = bytes <= kBounceBytes ? bounce_buffer() : nullptr;
+  if (bounce == nullptr) return copy_to_device(device_dst, src, bytes);
+  std::memcpy(bounce, src, bytes);
+  return copy_pinned_to_device(device_dst, bounce, bytes);
 }
 
 void* pinned_alloc(uint64_t bytes) {

@@ -23,6 +23,8 @@ uint64_t address_space_generation() { return 0; }
 Status copy_to_host(void*, const void*, uint64_t) { return Status::kNoDevice; }
 Status copy_to_device(void*, const void*, uint64_t) { return Status::kNoDevice; }
 Status copy_pinned_to_device(void*, const void*, uint64_t) { return Status::kNoDevice; }
+Status copy_to_pageable_host(void*, const void*, uint64_t) { return Status::kNoDevice; }
+Status copy_from_pageable_host(void*, const void*, uint64_t) { return Status::kNoDevice; }
 Status copy_device_to_device(void*, const void*, uint64_t) { return Status::kNoDevice; }
 
 void* pinned_alloc(uint64_t) { return nullptr; }

@@ -25,7 +25,7 @@ void gpu_timing_enable(bool on) { gpu_timing_detail::g_on.store(on, std::memory_
 const char* gpu_call_name(GpuCall c) {
   switch (c) {
     case GpuCall::kCopyToHost: return "copy to host";
-    case GpuCall::kCopyToDevice: return "copy to device (pageable, synchronised)";
+    case GpuCall::kCopyToDevice: return "copy to device, default stream synchronised";
     case GpuCall::kCopyPinnedToDevice: return "copy to device (pinned)";
     case GpuCall::kCopyDeviceToDevice: return "copy device to device";
     case GpuCall::kCopyAsync: return "copy queued";

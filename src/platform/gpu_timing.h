@@ -13,7 +13,7 @@ namespace mpizip::platform {
 
 enum class GpuCall : uint8_t {
   kCopyToHost,          // cudaMemcpy device to host
-  kCopyToDevice,        // cudaMemcpy host (pageable) to device, then the default stream's sync
+  kCopyToDevice,        // cudaMemcpy host to device, then the default stream's sync
   kCopyPinnedToDevice,  // cudaMemcpy pinned host to device
   kCopyDeviceToDevice,  // cudaMemcpy device to device
   kCopyAsync,           // cudaMemcpyAsync (queued only)
