@@ -58,7 +58,12 @@ EXTRA_DIST += tests/mpi/cuda_aware.sh tests/mpi/yield_launch.sh tests/tsan/run.s
 
 if HAVE_GTEST
 check_PROGRAMS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \
-	tests/unit/pool_bounds_test tests/unit/topology_test tests/unit/page_cache_test
+	tests/unit/pool_bounds_test tests/unit/topology_test tests/unit/page_cache_test \
+	tests/unit/emulated_link_test
+tests_unit_emulated_link_test_SOURCES = tests/unit/emulated_link_test.cc src/transport/emulated.cc
+tests_unit_emulated_link_test_LDADD = $(GTEST_LIBS) -lgtest_main
+# Its own object of emulated.cc (per-target flags), beside the library's libtool one.
+tests_unit_emulated_link_test_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_page_cache_test_SOURCES = tests/unit/page_cache_test.cc
 tests_unit_page_cache_test_LDADD = $(GTEST_LIBS) -lgtest_main
 tests_unit_buffers_test_SOURCES = tests/unit/buffers_test.cc
@@ -72,7 +77,8 @@ tests_unit_settings_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 tests_unit_p2p_recv_test_SOURCES = tests/unit/p2p_recv_test.cc
 tests_unit_p2p_recv_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 TESTS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \
-	tests/unit/pool_bounds_test tests/unit/topology_test tests/unit/page_cache_test
+	tests/unit/pool_bounds_test tests/unit/topology_test tests/unit/page_cache_test \
+	tests/unit/emulated_link_test
 endif
 
 include tests/codec-cpu.mk

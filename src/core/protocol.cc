@@ -207,6 +207,7 @@ transport::Options transport_options() {
   opt.force_internode = st.force_internode;
   opt.emu_gbps = st.emu_gbps;
   opt.emu_latency_us = st.emu_latency_us;
+  opt.emu_link_per_rank = st.emu_links == 1;
   opt.staging_bytes = st.staging_bytes;
   opt.fail_ucx_start = st.fault == kFaultUcxStart;
   return opt;

@@ -4,7 +4,11 @@
 // through CUDA IPC for device buffers) and holds each piece back until its time on the emulated
 // link has come; this file is the link's clock.
 //
-// Model: one link per direction per pair of ranks, FIFO. A transfer reserves the link from
+// Model: one link per direction per pair of ranks, FIFO (Links::kPair), or one outgoing link per
+// rank that every destination shares, as a NIC of its own per GPU is shared (Links::kRank: one
+// clock for the whole process, across its communicators). Peers on the rank's own node (pretend
+// nodes, MPIZIP_PRETEND_NODE_RANKS) are not paced: their bytes do not cross a network. A
+// transfer reserves the link from
 // start = max(now, when the link frees up) for bytes / rate; its bytes go on the link piece by
 // piece as their slot starts, the sender sees it complete no earlier than start + bytes / rate,
 // the receiver no earlier than that plus the latency. A zero-byte transfer still pays the latency.
@@ -29,19 +33,25 @@ struct LinkSlot {
   int64_t release_ns(uint64_t offset, uint64_t bytes) const;
 };
 
-// The virtual clocks of one rank's outgoing links, one per destination.
+enum class Links { kPair, kRank };
+
+// The virtual clocks of one rank's outgoing links (of one communicator).
 class EmulatedLink {
  public:
   // `gbps`: rate in 10^9 bytes per second per direction (> 0); `latency_us` (>= 0) is added to
-  // every transfer; `peers`: the communicator's size.
-  EmulatedLink(double gbps, double latency_us, int peers);
-  // Reserves the link to `peer` for `bytes`, after everything reserved on it before.
+  // every transfer; `paced`: per rank of the communicator, whether its transfers cross the link
+  // (not this rank's own node).
+  EmulatedLink(double gbps, double latency_us, std::vector<uint8_t> paced, Links links);
+  // Reserves the link to `peer` for `bytes`, after everything reserved on it before; an unpaced
+  // slot for a peer of this rank's node.
   LinkSlot reserve(int peer, uint64_t bytes);
 
  private:
   double ns_per_byte_;
   int64_t latency_ns_;
-  std::vector<int64_t> free_ns_;  // per destination: when its link is free again
+  std::vector<uint8_t> paced_;
+  Links links_;
+  std::vector<int64_t> free_ns_;  // kPair, per destination: when its link is free again
 };
 
 }  // namespace mpizip::transport

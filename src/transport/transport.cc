@@ -144,8 +144,13 @@ Status create_network(MPI_Comm comm, const Options& options, const NodeMap& peer
       // Device buffers cross the emulated link through CUDA IPC where the ranks share a machine.
       config.name = "emulated";
       config.ipc = peers.ipc;
-      config.link = std::make_shared<EmulatedLink>(options.emu_gbps, options.emu_latency_us,
-                                                   peers.size);
+      {
+        std::vector<uint8_t> paced(static_cast<size_t>(peers.size));
+        for (int p = 0; p < peers.size; ++p) paced[static_cast<size_t>(p)] = !same_node[p];
+        config.link = std::make_shared<EmulatedLink>(
+            options.emu_gbps, options.emu_latency_us, std::move(paced),
+            options.emu_link_per_rank ? Links::kRank : Links::kPair);
+      }
       config.device_direct = true;
       for (int p = 0; p < peers.size; ++p) {
         config.device_direct = config.device_direct && (same_node[p] || peers.ipc[p]);

@@ -96,6 +96,8 @@ struct Options {
   bool force_internode = false;  // treat every rank as its own node (no CUDA IPC)
   double emu_gbps = 0;           // emulated link: rate in 10^9 bytes per second, per direction
   double emu_latency_us = 0;     // emulated link: added latency per transfer
+  bool emu_link_per_rank = false;  // emulated link: one outgoing link per rank that every
+                                   // destination shares (else one per pair of ranks)
   uint64_t staging_bytes = uint64_t{256} << 20;  // pinned host memory the transports of this
                                                  // process (PMPI, UCX) stage device buffers
                                                  // through, at most
