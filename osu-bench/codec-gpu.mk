@@ -21,4 +21,4 @@ osu_bench_fold_CPPFLAGS = $(osub_cppflags)
 osu_bench_fold_LDADD = libmpizip_core.la $(osub_ldadd)
 endif
 # osu-bench/codec-h200.sh: tests, this benchmark and the anchor codec side by side on a GPU machine.
-EXTRA_DIST += osu-bench/codec-h200.sh osu-bench/codec-fast.sh osu-bench/codec_table.py
+EXTRA_DIST += osu-bench/codec-h200.sh osu-bench/codec-fast.sh osu-bench/codec_fast_results.py osu-bench/codec_table.py
