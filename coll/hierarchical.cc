@@ -21,17 +21,7 @@ Status copy_any(void* dst, const void* src, uint64_t bytes) {
   return Status::kOk;
 }
 
-// Scratch memory of the output's kind, from MPIZip's pools.
-struct Scratch {
-  platform::DeviceBuffer device;
-  platform::HostBuffer host;
-  uint8_t* data = nullptr;
-  Status take(uint64_t bytes, bool on_device) {
-    const Status s = on_device ? device.resize(bytes) : host.resize(bytes);
-    data = ok(s) ? (on_device ? device.data() : host.data()) : nullptr;
-    return s;
-  }
-};
+using platform::Scratch;
 
 // Runs one stage and has every rank agree on its outcome.
 #define MPIZIP_STAGE(s, expr) MPIZIP_CHECK((s).agree(expr))

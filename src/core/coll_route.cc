@@ -329,17 +329,7 @@ std::optional<coll::tma::Args> block_args(Kind kind, const void* sendbuf, MPI_Da
   return a;
 }
 
-// Scratch memory in device or host memory, from MPIZip's pools.
-struct Scratch {
-  platform::DeviceBuffer device;
-  platform::HostBuffer host;
-  uint8_t* data = nullptr;
-  Status take(uint64_t bytes, bool on_device) {
-    const Status s = on_device ? device.resize(bytes) : host.resize(bytes);
-    data = ok(s) ? (on_device ? device.data() : host.data()) : nullptr;
-    return s;
-  }
-};
+using platform::Scratch;
 
 // Whether every rank of `comm` says yes (one small allreduce; no where it fails).
 bool every_rank(bool mine, MPI_Comm comm) {

@@ -57,4 +57,16 @@ class PooledBuffer {
 using HostBuffer = PooledBuffer<Pool::kHost>;
 using DeviceBuffer = PooledBuffer<Pool::kDevice>;
 
+// Scratch memory in device or host memory, from the pools: `data` is the block taken last.
+struct Scratch {
+  DeviceBuffer device;
+  HostBuffer host;
+  uint8_t* data = nullptr;
+  Status take(uint64_t bytes, bool on_device) {
+    const Status s = on_device ? device.resize(bytes) : host.resize(bytes);
+    data = ok(s) ? (on_device ? device.data() : host.data()) : nullptr;
+    return s;
+  }
+};
+
 }  // namespace mpizip::platform
