@@ -9,7 +9,9 @@
 //               contracted into a fused multiply-add). bf16 and fp16 accumulate in fp32: every
 //               input is widened exactly, the fold runs in fp32 as above, and the result is rounded
 //               once to bf16 / fp16, to nearest even (overflow gives infinity, a NaN the canonical
-//               NaN 0x7FFF, as CUDA's __float2bfloat16_rn and __float2half_rn do). A NaN result of
+//               NaN 0x7FFF, as CUDA's __float2bfloat16_rn and __float2half_rn do). The OCP fp8
+//               types (E4M3, E5M2) the same way, rounded once to fp8 (f32_to_fp8: overflow gives
+//               E5M2's infinity and E4M3's NaN, a NaN the canonical 0x7F). A NaN result of
 //               fp32 and fp64 is the canonical quiet NaN too (0x7FFFFFFF, 0x7FFFFFFFFFFFFFFF):
 //               processors differ in which operand's payload an addition of NaNs keeps (x86 the
 //               first's, the GPU none), and every rank must get the same bits.
@@ -59,19 +61,19 @@ enum class Op : uint8_t {
 
 inline constexpr bool op_valid(uint8_t o) { return o >= 1 && o <= 12; }
 
-// The element types of a reduction. The four float types have their wire format's values
+// The element types of a reduction. The six float types have their wire format's values
 // (format::DType); the integers are stored in two's complement (an MPI_CHAR, MPI_INT, MPI_LONG,
 // MPI_C_BOOL, Fortran INTEGER, ... is the fixed-width type of its size and signedness: the caller
 // maps it, src/core/reduce_type.h); the pairs are MPI's value-and-index structs of MPI_MINLOC and
 // MPI_MAXLOC, laid out as C lays out `struct { T v; int k; }` (MPI_FLOAT_INT, MPI_DOUBLE_INT,
 // MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT).
 enum class Type : uint8_t {
-  kBf16 = 1, kFp16 = 2, kFp32 = 3, kFp64 = 4,
+  kBf16 = 1, kFp16 = 2, kFp32 = 3, kFp64 = 4, kE4m3 = 5, kE5m2 = 6,
   kI8 = 16, kU8 = 17, kI16 = 18, kU16 = 19, kI32 = 20, kU32 = 21, kI64 = 22, kU64 = 23,
   kFloatInt = 32, kDoubleInt = 33, kLongInt = 34, k2Int = 35, kShortInt = 36,
 };
 
-MPIZIP_HD constexpr bool is_float(Type t) { return t >= Type::kBf16 && t <= Type::kFp64; }
+MPIZIP_HD constexpr bool is_float(Type t) { return t >= Type::kBf16 && t <= Type::kE5m2; }
 MPIZIP_HD constexpr bool is_integer(Type t) { return t >= Type::kI8 && t <= Type::kU64; }
 MPIZIP_HD constexpr bool is_pair(Type t) { return t >= Type::kFloatInt && t <= Type::kShortInt; }
 inline constexpr bool type_valid(uint8_t t) {
@@ -79,7 +81,7 @@ inline constexpr bool type_valid(uint8_t t) {
          is_pair(static_cast<Type>(t));
 }
 
-// The reduction type of a float element type of the wire format (kE4m3 and kE5m2 are not reduced).
+// The reduction type of a float element type of the wire format.
 MPIZIP_HD constexpr Type type_of(format::DType t) { return static_cast<Type>(t); }
 
 // Which (type, op) pairs MPI defines and MPIZip reduces: arithmetic and MIN/MAX on floats; every
@@ -193,6 +195,53 @@ MPIZIP_HD inline uint16_t f32_to_fp16(float f) {
   return static_cast<uint16_t>(sign | ((b + 0xFFFu + ((b >> 13) & 1u)) >> 13));
 }
 
+// The OCP 8-bit floats (OFP8): E4M3 (bias 7, no infinities, NaN S.1111.111, largest 448) and E5M2
+// (bias 15, IEEE-like: infinities S.11111.00, NaNs S.11111.xx). Widening is exact.
+template <int kExpBits, int kManBits>
+MPIZIP_HD inline float fp8_to_f32(uint8_t h) {
+  constexpr int kBias = (1 << (kExpBits - 1)) - 1;
+  constexpr uint32_t kExpMax = (1u << kExpBits) - 1u, kManMask = (1u << kManBits) - 1u;
+  const uint32_t sign = uint32_t{h & 0x80u} << 24;
+  const uint32_t exp = (h >> kManBits) & kExpMax, mant = h & kManMask;
+  if (kExpBits == 4 && exp == kExpMax && mant == kManMask) return f32_from_bits(sign | 0x7FC00000u);
+  if (kExpBits == 5 && exp == kExpMax) return f32_from_bits(sign | 0x7F800000u | (mant << 21));
+  if (exp == 0) {
+    // Zero or subnormal: mant x 2^(1 - bias - mantissa bits), exact in fp32.
+    const float scale = f32_from_bits(static_cast<uint32_t>(127 + 1 - kBias - kManBits) << 23);
+    return f32_from_bits(f32_bits(mul_rn(static_cast<float>(mant), scale)) | sign);
+  }
+  return f32_from_bits(sign | ((exp + 127u - kBias) << 23) | (mant << (23 - kManBits)));
+}
+
+// fp32 to OFP8, rounded to nearest even as if the exponent had no upper bound; a result beyond the
+// largest finite value is infinity for E5M2 and the canonical NaN for E4M3 (which has no infinity:
+// the non-saturating conversion of the OCP specification and of CUDA's __NV_NOSAT); a NaN is the
+// canonical NaN 0x7F of either format.
+inline constexpr uint8_t kCanonicalNaN8 = 0x7F;
+template <int kExpBits, int kManBits>
+MPIZIP_HD inline uint8_t f32_to_fp8(float f) {
+  constexpr int kBias = (1 << (kExpBits - 1)) - 1;
+  constexpr uint32_t kMaxFinite = kExpBits == 4 ? 0x7Eu : 0x7Bu;
+  const uint32_t u = f32_bits(f);
+  const uint32_t sign = (u >> 24) & 0x80u, a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return kCanonicalNaN8;
+  const uint8_t overflow = kExpBits == 4 ? kCanonicalNaN8 : static_cast<uint8_t>(sign | 0x7Cu);
+  const int e = static_cast<int>(a >> 23) - 127;  // -127 for zero and fp32 subnormals
+  if (e > kBias + 1) return overflow;              // at least twice the largest finite value
+  // The result's exponent (the subnormal range's for small values) and how far the fp32
+  // significand (implicit bit included) shifts right to its quantum.
+  const int te = e < 1 - kBias ? 1 - kBias : e;
+  const int shift = te - e + 23 - kManBits;
+  if (e == -127 || shift > 24) return static_cast<uint8_t>(sign);  // below half the least subnormal
+  const uint32_t m = (a & 0x7FFFFFu) | 0x800000u;
+  const uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+  const uint32_t r = q + ((rem > half || (rem == half && (q & 1u))) ? 1u : 0u);
+  // Exponent field plus significand: a carry out of the significand raises the exponent.
+  const uint32_t bits = (static_cast<uint32_t>(te + kBias - 1) << kManBits) + r;
+  if (bits > kMaxFinite) return overflow;
+  return static_cast<uint8_t>(sign | bits);
+}
+
 // Per float type: how the data is stored and in what precision SUM and PROD accumulate.
 template <Type T>
 struct Element;
@@ -209,6 +258,20 @@ struct Element<Type::kFp16> {
   using Acc = float;
   static MPIZIP_HD Acc widen(Storage s) { return fp16_to_f32(s); }
   static MPIZIP_HD Storage narrow(Acc a) { return f32_to_fp16(a); }
+};
+template <>
+struct Element<Type::kE4m3> {
+  using Storage = uint8_t;
+  using Acc = float;
+  static MPIZIP_HD Acc widen(Storage s) { return fp8_to_f32<4, 3>(s); }
+  static MPIZIP_HD Storage narrow(Acc a) { return f32_to_fp8<4, 3>(a); }
+};
+template <>
+struct Element<Type::kE5m2> {
+  using Storage = uint8_t;
+  using Acc = float;
+  static MPIZIP_HD Acc widen(Storage s) { return fp8_to_f32<5, 2>(s); }
+  static MPIZIP_HD Storage narrow(Acc a) { return f32_to_fp8<5, 2>(a); }
 };
 template <>
 struct Element<Type::kFp32> {
@@ -290,7 +353,7 @@ MPIZIP_HD constexpr uint32_t type_bytes(Type t) {
     case Type::kBf16: case Type::kFp16: case Type::kI16: case Type::kU16: return 2;
     case Type::kFp32: case Type::kI32: case Type::kU32: return 4;
     case Type::kFp64: case Type::kI64: case Type::kU64: return 8;
-    case Type::kI8: case Type::kU8: return 1;
+    case Type::kI8: case Type::kU8: case Type::kE4m3: case Type::kE5m2: return 1;
     case Type::kFloatInt: case Type::k2Int: case Type::kShortInt: return 8;
     case Type::kDoubleInt: case Type::kLongInt: return 16;
   }
@@ -421,10 +484,9 @@ struct Fold<T, O, std::enable_if_t<is_pair(T)>> {
   static MPIZIP_HD Storage last(State a) { return a; }
 };
 
-// The float types of the wire format that MPIZip reduces (the two-shot allreduce's types).
+// The float types of the wire format that MPIZip reduces (the two-shot allreduce's types): all.
 inline constexpr bool dtype_reducible(format::DType t) {
-  return t == format::DType::kBf16 || t == format::DType::kFp16 || t == format::DType::kFp32 ||
-         t == format::DType::kFp64;
+  return t >= format::DType::kBf16 && t <= format::DType::kE5m2;
 }
 
 // Signed and unsigned integers of one width give the same bits under every op but MIN and MAX
@@ -475,7 +537,7 @@ inline Status dispatch(Type t, Op op, F&& f) {
   case Type::T: return by_op(std::integral_constant<Type, Type::T>{});
   switch (t) {
     MPIZIP_REDUCE_TYPE(kBf16) MPIZIP_REDUCE_TYPE(kFp16) MPIZIP_REDUCE_TYPE(kFp32)
-    MPIZIP_REDUCE_TYPE(kFp64) MPIZIP_REDUCE_TYPE(kI8) MPIZIP_REDUCE_TYPE(kU8)
+    MPIZIP_REDUCE_TYPE(kFp64) MPIZIP_REDUCE_TYPE(kE4m3) MPIZIP_REDUCE_TYPE(kE5m2) MPIZIP_REDUCE_TYPE(kI8) MPIZIP_REDUCE_TYPE(kU8)
     MPIZIP_REDUCE_TYPE(kI16) MPIZIP_REDUCE_TYPE(kU16) MPIZIP_REDUCE_TYPE(kI32)
     MPIZIP_REDUCE_TYPE(kU32) MPIZIP_REDUCE_TYPE(kI64) MPIZIP_REDUCE_TYPE(kU64)
     MPIZIP_REDUCE_TYPE(kFloatInt) MPIZIP_REDUCE_TYPE(kDoubleInt) MPIZIP_REDUCE_TYPE(kLongInt)

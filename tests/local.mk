@@ -5,7 +5,8 @@
 check_PROGRAMS += tests/mpi/smoke tests/mpi/threads tests/mpi/p2p_semantics tests/mpi/p2p_soak \
 	tests/mpi/collectives tests/mpi/p2p_progress tests/mpi/dtype_pairs \
 	tests/mpi/statuses tests/mpi/mt_probe tests/mpi/agreement tests/mpi/faults \
-	tests/mpi/thread_level tests/mpi/lifetimes tests/mpi/arg_errors
+	tests/mpi/thread_level tests/mpi/lifetimes tests/mpi/arg_errors tests/mpi/own_types \
+	tests/mpi/overlap_window
 tests_mpi_agreement_SOURCES = tests/mpi/agreement.c
 tests_mpi_faults_SOURCES = tests/mpi/faults.c
 tests_mpi_agreement_LDADD = -ldl
@@ -26,6 +27,9 @@ tests_mpi_thread_level_SOURCES = tests/mpi/thread_level.c
 tests_mpi_thread_level_LDADD = -lpthread
 tests_mpi_lifetimes_SOURCES = tests/mpi/lifetimes.c
 tests_mpi_arg_errors_SOURCES = tests/mpi/arg_errors.c
+tests_mpi_own_types_SOURCES = tests/mpi/own_types.cc
+tests_mpi_own_types_LDADD = -ldl
+tests_mpi_overlap_window_SOURCES = tests/mpi/overlap_window.c
 # A stand-in for a CUDA-aware MPI library, preloaded after libmpizip by tests/mpi/cuda_aware.sh.
 check_LTLIBRARIES += tests/mpi/libcuda_aware_standin.la
 tests_mpi_libcuda_aware_standin_la_SOURCES = tests/mpi/cuda_aware_standin.c
@@ -48,13 +52,15 @@ TESTS += tests/mpi/collectives.sh tests/mpi/p2p_progress.sh tests/mpi/p2p_soak.s
 	tests/mpi/no_init.sh tests/mpi/mpizip_run.sh \
 	tests/readme_settings.sh \
 	tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/cuda_aware.sh tests/mpi/agreement.sh \
-	tests/mpi/faults.sh tests/mpi/thread_level.sh tests/mpi/lifetimes.sh tests/mpi/arg_errors.sh
+	tests/mpi/faults.sh tests/mpi/thread_level.sh tests/mpi/lifetimes.sh tests/mpi/arg_errors.sh \
+	tests/mpi/own_types.sh tests/mpi/overlap_window.sh
 EXTRA_DIST += tests/mpi/agreement.sh tests/mpi/rank_env.sh tests/mpi/faults.sh tests/mpi/launcher.sh.in \
 	tests/mpi/check.h
 DISTCLEANFILES += tests/mpi/launcher.sh
 EXTRA_DIST += tests/mpi/cuda_aware.sh tests/mpi/yield_launch.sh tests/tsan/run.sh tests/tsan/suppressions.txt tests/asan/run.sh tests/mpi/dtype_pairs.sh tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
 	tests/mpi/settings.sh tests/mpi/no_init.sh tests/mpi/collectives.sh \
-	tests/mpi/thread_level.sh tests/mpi/lifetimes.sh tests/mpi/arg_errors.sh
+	tests/mpi/thread_level.sh tests/mpi/lifetimes.sh tests/mpi/arg_errors.sh tests/mpi/own_types.sh \
+	tests/mpi/overlap_window.sh
 
 if HAVE_GTEST
 check_PROGRAMS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \

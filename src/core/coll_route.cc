@@ -22,6 +22,7 @@
 #include "src/core/comm_state.h"
 #include "src/core/protocol.h"
 #include "src/core/reduce_type.h"
+#include "src/core/stats.h"
 #include "src/core/requests.h"
 #include "src/core/runtime.h"
 #include "src/core/settings.h"
@@ -58,7 +59,7 @@ struct Route {
 std::optional<Route> engine_route(MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!protocol_job_on() || !active() || comm == MPI_COMM_NULL) return std::nullopt;
   if (type != MPI_FLOAT && type != MPI_DOUBLE && type != MPIZip_bf16 && type != MPIZip_fp16 &&
-      fortran_real(type) == Basic::kOther) {
+      type != MPIZip_fp8_e4m3 && type != MPIZip_fp8_e5m2 && fortran_real(type) == Basic::kOther) {
     return std::nullopt;
   }
   const auto red = reduction_of(type, op);
@@ -80,11 +81,11 @@ std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm com
   const Settings& st = comm_settings(r->state);
   const std::shared_ptr<CommContext>& c = r->context;
   const std::optional<format::DType> dtype = r->dtype;
-  const bool narrow = *dtype == format::DType::kBf16 || *dtype == format::DType::kFp16;
+  const bool narrow = !library_reduces(kernels::reduce::type_of(*dtype));
   // Ranks of one node: nothing crosses a network, so nothing is compressed, and the MPI library
   // reduces host buffers faster than the two-shot (device buffers take the intra-node engine
-  // first); every rank sees the same node map. bf16 and fp16, which the MPI library cannot
-  // reduce, stay here.
+  // first); every rank sees the same node map. bf16, fp16 and fp8, which the MPI library
+  // cannot reduce, stay here.
   if (st.allreduce == kAllreduceAuto && !narrow && !st.force_internode && c->nodes.one_node())
     return std::nullopt;
   const uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(*dtype);
@@ -201,11 +202,10 @@ uint64_t contiguous_bytes(int count, MPI_Datatype type) {
 }
 
 // Whether an intra-node collective of `bytes` (coll::tma::collective_bytes) takes MPIZip's engine:
-// from MPIZIP_TMA_MIN_BYTES on, and at every size for bf16 and fp16 reductions (the MPI library
-// knows those types only as 16-bit integers). A function of count, type and settings only.
+// from MPIZIP_TMA_MIN_BYTES on, and at every size for bf16, fp16 and fp8 reductions (the MPI
+// library knows those types only as integers). A function of count, type and settings only.
 bool tma_large_enough(uint64_t bytes, std::optional<kernels::reduce::Type> reduced) {
-  const bool narrow = reduced && (*reduced == kernels::reduce::Type::kBf16 ||
-                                  *reduced == kernels::reduce::Type::kFp16);
+  const bool narrow = reduced && !library_reduces(*reduced);
   return narrow || bytes >= settings().tma_min_bytes;  // no hint changes it
 }
 
@@ -216,7 +216,7 @@ int comm_size(MPI_Comm comm) {
 
 // Whether a collective whose engines would measure it as `bytes` (every rank's measure alike, as
 // the engines' own thresholds use it) passes straight on: smaller than every threshold of an
-// engine, of a type no engine takes at every size (bf16 and fp16 reductions), on a communicator
+// engine, of a type no engine takes at every size (bf16, fp16 and fp8 reductions), on a communicator
 // whose settings keep the thresholds (MPIZIP_ALLREDUCE=twoshot takes every size). A few loads and
 // compares, so that the small collectives an application makes by the thousand pay for nothing
 // else (the thresholds are agreed by every rank: settings.def, MPIZIP_AGREED).
@@ -224,7 +224,9 @@ bool small_passes_on(uint64_t bytes, MPI_Datatype type, MPI_Comm comm) {
   const Settings& process = settings();
   const uint64_t gate = std::min<uint64_t>(process.tma_min_bytes, process.allreduce_min_bytes);
   if (!protocol_job_on()) return true;
-  if (bytes >= gate || type == MPIZip_bf16 || type == MPIZip_fp16) return false;
+  if (bytes >= gate || type == MPIZip_bf16 || type == MPIZip_fp16 || type == MPIZip_fp8_e4m3 ||
+      type == MPIZip_fp8_e5m2)
+    return false;
   return comm_settings(comm_state_find(comm)).allreduce == kAllreduceAuto;
 }
 
@@ -824,6 +826,28 @@ int routed_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm com
   return bcast(buf, count, type, root, comm);
 }
 
+int routed_ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                  MPI_Request* request) {
+  if (small_passes_on(bytes_of_call(count, type), type, comm))
+    return ibcast(buf, count, type, root, comm, request);
+  // The decision routed_bcast makes between nodes, from what every rank shares; no agreement
+  // round (a non-blocking call waits for no other rank), and no scratch memory to agree on.
+  if (count > 0 && comm != MPI_COMM_NULL) {
+    auto r = route(count, type, MPI_SUM, comm);
+    if (r && root >= 0 && root < r->state->size && between_nodes(*r)) {
+      std::unique_ptr<platform::Operation> o;
+      int rc = report(start_twoshot(*r, buf, buf, count, comm, &o,
+                                    coll::AllreduceArgs::Shape::kBcast, root),
+                      "MPI_Ibcast");
+      if (rc == MPI_SUCCESS) rc = request_start(std::move(o), comm, request);
+      if (rc == MPI_SUCCESS && stats_on())
+        r->state->nonblocking_collectives.fetch_add(1, std::memory_order_relaxed);
+      return raise(comm, rc);
+    }
+  }
+  return ibcast(buf, count, type, root, comm, request);
+}
+
 int routed_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   int me = -1;
@@ -1002,7 +1026,7 @@ static int narrow_reduce_scatter_block(const void* sendbuf, void* recvbuf, int r
   *handled = false;
   const auto red = reduction_of(type, op);
   const auto t = red ? std::optional<kernels::reduce::Type>(red->type) : std::nullopt;
-  if (!t || (*t != kernels::reduce::Type::kBf16 && *t != kernels::reduce::Type::kFp16) || recvcount <= 0 ||
+  if (!t || library_reduces(*t) || recvcount <= 0 ||
       comm == MPI_COMM_NULL) {
     return MPI_SUCCESS;
   }
@@ -1044,6 +1068,8 @@ int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
   std::unique_ptr<platform::Operation> o;
   int rc = report(start_twoshot(*r, sendbuf, recvbuf, count, comm, &o), "MPI_Iallreduce");
   if (rc == MPI_SUCCESS) rc = request_start(std::move(o), comm, request);
+  if (rc == MPI_SUCCESS && stats_on())
+    r->state->nonblocking_collectives.fetch_add(1, std::memory_order_relaxed);
   return raise(comm, rc);
 }
 

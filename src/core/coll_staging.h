@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "src/core/mpi_beneath.h"
+#include "src/core/reduce_type.h"
 #include "src/core/runtime.h"
 #include "src/platform/buffers.h"
 #include "src/platform/operation.h"
@@ -112,10 +113,22 @@ MPI_Comm comm_of(A&... a) {
 // buffers need, then `kCall(args...)` (the PMPI function) runs on the host copies. (Always the
 // blocking call: a rank may not turn it into the non-blocking form on its own, since MPI never
 // matches a blocking collective with a non-blocking one.)
-template <auto kLayout, auto kCall, bool kHasComm = true>
+// A reduction's op as the MPI library gets it (reduce_type.h, library_op: MPIZip's own operation
+// for its float types, which the library cannot reduce with its own), for calls with kReduction:
+// every reducing collective has its datatype and op at positions 3 and 4.
+template <bool kReduction, class... A>
+void to_library_op(A&... a) {
+  if constexpr (kReduction) {
+    auto args = std::tie(a...);
+    std::get<4>(args) = library_op(std::get<3>(args), std::get<4>(args));
+  }
+}
+
+template <auto kLayout, auto kCall, bool kHasComm = true, bool kReduction = false>
 struct Blocking {
   template <class... A>
   int operator()(A... a) const {
+    to_library_op<kReduction>(a...);
     if (!staging_on()) return kCall(a...);
     Staging s(comm_of<kHasComm>(a...));
     int rc = kLayout(s, a...);
@@ -127,10 +140,11 @@ struct Blocking {
 
 // The non-blocking form: the same layout over every argument but the request, then `kCall` (the
 // PMPI_I* function) into the staging's own request, behind a generalized one.
-template <auto kLayout, auto kCall>
+template <auto kLayout, auto kCall, bool kReduction = false>
 struct Nonblocking {
   template <class... A>
   int operator()(A... a) const {
+    to_library_op<kReduction>(a...);
     if (!staging_on()) return kCall(a...);
     return start(std::forward_as_tuple(a...), std::make_index_sequence<sizeof...(A) - 1>());
   }
@@ -215,7 +229,10 @@ int neighbor_alltoallw(Staging& s, const void*& sendbuf, const int sendcounts[],
 #define MPIZIP_STAGED(name, blocking, nonblocking)                        \
   inline constexpr Blocking<layout::name, blocking> name{};               \
   inline constexpr Nonblocking<layout::name, nonblocking> i##name{};
-MPIZIP_STAGED(reduce, PMPI_Reduce, PMPI_Ireduce)
+#define MPIZIP_STAGED_REDUCTION(name, blocking, nonblocking)              \
+  inline constexpr Blocking<layout::name, blocking, true, true> name{};   \
+  inline constexpr Nonblocking<layout::name, nonblocking, true> i##name{};
+MPIZIP_STAGED_REDUCTION(reduce, PMPI_Reduce, PMPI_Ireduce)
 MPIZIP_STAGED(bcast, PMPI_Bcast, PMPI_Ibcast)
 MPIZIP_STAGED(gather, PMPI_Gather, PMPI_Igather)
 MPIZIP_STAGED(gatherv, PMPI_Gatherv, PMPI_Igatherv)
@@ -226,19 +243,20 @@ MPIZIP_STAGED(allgatherv, PMPI_Allgatherv, PMPI_Iallgatherv)
 MPIZIP_STAGED(alltoall, PMPI_Alltoall, PMPI_Ialltoall)
 MPIZIP_STAGED(alltoallv, PMPI_Alltoallv, PMPI_Ialltoallv)
 MPIZIP_STAGED(alltoallw, PMPI_Alltoallw, PMPI_Ialltoallw)
-MPIZIP_STAGED(reduce_scatter, PMPI_Reduce_scatter, PMPI_Ireduce_scatter)
-MPIZIP_STAGED(reduce_scatter_block, PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block)
-MPIZIP_STAGED(scan, PMPI_Scan, PMPI_Iscan)
-MPIZIP_STAGED(exscan, PMPI_Exscan, PMPI_Iexscan)
+MPIZIP_STAGED_REDUCTION(reduce_scatter, PMPI_Reduce_scatter, PMPI_Ireduce_scatter)
+MPIZIP_STAGED_REDUCTION(reduce_scatter_block, PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block)
+MPIZIP_STAGED_REDUCTION(scan, PMPI_Scan, PMPI_Iscan)
+MPIZIP_STAGED_REDUCTION(exscan, PMPI_Exscan, PMPI_Iexscan)
 MPIZIP_STAGED(neighbor_allgather, PMPI_Neighbor_allgather, PMPI_Ineighbor_allgather)
 MPIZIP_STAGED(neighbor_allgatherv, PMPI_Neighbor_allgatherv, PMPI_Ineighbor_allgatherv)
 MPIZIP_STAGED(neighbor_alltoall, PMPI_Neighbor_alltoall, PMPI_Ineighbor_alltoall)
 MPIZIP_STAGED(neighbor_alltoallv, PMPI_Neighbor_alltoallv, PMPI_Ineighbor_alltoallv)
 MPIZIP_STAGED(neighbor_alltoallw, PMPI_Neighbor_alltoallw, PMPI_Ineighbor_alltoallw)
 #undef MPIZIP_STAGED
-inline constexpr Blocking<layout::reduce_local, PMPI_Reduce_local, false> reduce_local{};
-inline constexpr Blocking<layout::allreduce, PMPI_Allreduce> staged_allreduce{};
-inline constexpr Nonblocking<layout::allreduce, PMPI_Iallreduce> staged_iallreduce{};
+#undef MPIZIP_STAGED_REDUCTION
+inline constexpr Blocking<layout::reduce_local, PMPI_Reduce_local, false, true> reduce_local{};
+inline constexpr Blocking<layout::allreduce, PMPI_Allreduce, true, true> staged_allreduce{};
+inline constexpr Nonblocking<layout::allreduce, PMPI_Iallreduce, true> staged_iallreduce{};
 
 // MPIX_Query_cuda_support's answer where MPIZip gives it: true when MPIZip is active in a process
 // with a CUDA GPU, where every call that takes a buffer accepts device memory (point-to-point and

@@ -80,6 +80,8 @@ struct CommState : std::enable_shared_from_this<CommState> {
   // Collectives run in stages across nodes (coll/hierarchical.h), counted on the communicator
   // the application called them on.
   std::atomic<uint64_t> hierarchical_collectives{0};
+  // Non-blocking collectives that ran on MPIZip's engines (statistics on).
+  std::atomic<uint64_t> nonblocking_collectives{0};
   std::atomic<uint64_t> codec_ns{0};
   std::atomic<uint64_t> staging_ns{0};
 };

@@ -11,6 +11,7 @@
 #include "include/mpizip.h"
 #include "p2p/wire.h"
 #include "src/core/agreement.h"
+#include "src/core/reduce_type.h"
 #include "src/core/requests.h"
 #include "src/core/settings.h"
 #include "src/core/type_signature.h"
@@ -51,6 +52,7 @@ int protocol_create_handles() {
   if (rc == MPI_SUCCESS) rc = make_type(MPI_UINT8_T, "MPIZIP_FP8_E4M3", &MPIZip_fp8_e4m3);
   if (rc == MPI_SUCCESS) rc = make_type(MPI_UINT8_T, "MPIZIP_FP8_E5M2", &MPIZip_fp8_e5m2);
   if (rc == MPI_SUCCESS) rc = type_signature_setup();
+  if (rc == MPI_SUCCESS) rc = library_ops_create();
   if (rc == MPI_SUCCESS) {
     rc = PMPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN,
                                  &MPIZip_uint16_element_keyval, nullptr);
@@ -76,6 +78,7 @@ int protocol_create_handles() {
 }
 
 void protocol_free_handles() {
+  library_ops_free();
   for (MPI_Datatype* t : {&MPIZip_bf16, &MPIZip_fp16, &MPIZip_fp8_e4m3, &MPIZip_fp8_e5m2}) {
     if (*t != MPI_DATATYPE_NULL) PMPI_Type_free(t);
   }

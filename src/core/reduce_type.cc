@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "include/mpizip.h"
+#include "kernels/reduce_cpu.h"
+#include "src/platform/log.h"
 #include "src/core/type_signature.h"
 
 namespace mpizip::core {
@@ -64,6 +66,8 @@ std::optional<Typed> classify(MPI_Datatype t) {
   // MPIZip's own float types first: they duplicate MPI_UINT16_T.
   if (t == MPIZip_bf16) return Typed{Type::kBf16, Group::kFloat};
   if (t == MPIZip_fp16) return Typed{Type::kFp16, Group::kFloat};
+  if (t == MPIZip_fp8_e4m3) return Typed{Type::kE4m3, Group::kFloat};
+  if (t == MPIZip_fp8_e5m2) return Typed{Type::kE5m2, Group::kFloat};
   if (t == MPI_FLOAT) return Typed{Type::kFp32, Group::kFloat};
   if (t == MPI_DOUBLE) return Typed{Type::kFp64, Group::kFloat};
   if (const Basic real = fortran_real(t); real != Basic::kOther)
@@ -138,6 +142,49 @@ std::optional<Reduction> reduction_of(MPI_Datatype type, MPI_Op op) {
   const auto t = classify(type);
   if (!t || !op_in(t->group, *o)) return std::nullopt;
   return Reduction{t->type, *o};
+}
+
+namespace {
+
+// MPIZip's user-defined operations for its own float types, by op (SUM, PROD, MIN, MAX).
+MPI_Op g_library_ops[4] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};
+
+// inoutvec[i] = invec[i] (op) inoutvec[i], invec the lower ranks' operand (the operation is
+// non-commutative): kernels/reduce.h's fold of two operands, rounded to the type.
+template <Op O>
+void library_fold(void* invec, void* inoutvec, int* len, MPI_Datatype* type) {
+  const auto t = type ? classify(*type) : std::nullopt;
+  if (!t || *len <= 0) {
+    if (*len > 0) MPIZIP_LOG_ONCE(kError, "a reduction of MPIZip's float types reached an unknown datatype; result left unset");
+    return;
+  }
+  const void* inputs[2] = {invec, inoutvec};
+  kernels::cpu::reduce(t->type, O, inputs, 2, inoutvec, static_cast<uint64_t>(*len));
+}
+
+}  // namespace
+
+MPI_Op library_op_of_own_type(MPI_Datatype type, MPI_Op op) {
+  const auto r = reduction_of(type, op);
+  if (!r || library_reduces(r->type)) return op;
+  const int at = static_cast<int>(r->op) - static_cast<int>(Op::kSum);  // SUM, PROD, MIN, MAX
+  if (at < 0 || at > 3 || g_library_ops[at] == MPI_OP_NULL) return op;
+  return g_library_ops[at];
+}
+
+int library_ops_create() {
+  MPI_User_function* fns[4] = {library_fold<Op::kSum>, library_fold<Op::kProd>,
+                               library_fold<Op::kMin>, library_fold<Op::kMax>};
+  for (int i = 0; i < 4; ++i) {
+    const int rc = PMPI_Op_create(fns[i], 0, &g_library_ops[i]);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+void library_ops_free() {
+  for (MPI_Op& op : g_library_ops)
+    if (op != MPI_OP_NULL) PMPI_Op_free(&op);
 }
 
 }  // namespace mpizip::core

@@ -28,6 +28,19 @@ enum CallIndex : int {
 };
 static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
 
+// The reducing calls: their datatype and op at positions 3 and 4 (core::to_library_op).
+constexpr bool reducing(CallIndex c) {
+  switch (c) {
+    case kCallAllreduce: case kCallIallreduce: case kCallReduce: case kCallIreduce:
+    case kCallReduce_local: case kCallReduce_scatter_block: case kCallIreduce_scatter_block:
+    case kCallReduce_scatter: case kCallIreduce_scatter: case kCallScan: case kCallIscan:
+    case kCallExscan: case kCallIexscan:
+      return true;
+    default:
+      return false;
+  }
+}
+
 #define BYTES(count, type) ::mpizip::core::bytes_of((count), (type))
 #define IN_PLACE_BYTES(buf, count, type) ((buf) == MPI_IN_PLACE ? 0 : BYTES(count, type))
 
@@ -42,7 +55,11 @@ static_assert(kCallCount <= core::kMaxCallSites, "raise core::kMaxCallSites");
   }                                                                                        \
   [[gnu::always_inline]] inline int call_##name params {                                   \
     using namespace ::mpizip;                                                              \
-    if (core::bypass()) [[likely]] return PMPI_##name args;                               \
+    if (core::bypass()) [[likely]] {                                                       \
+      /* MPIZip's float types reach the MPI library with MPIZip's operation */             \
+      if constexpr (reducing(kCall##name)) core::to_library_op<true> args;                 \
+      return PMPI_##name args;                                                             \
+    }                                                                                      \
     if (core::stats_on()) [[unlikely]] return call_##name##_counted args;                 \
     return handler args;                                                                   \
   }

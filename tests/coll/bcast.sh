@@ -1,5 +1,5 @@
 #!/bin/sh
-# MPI_Bcast, MPI_Allgather, MPI_Reduce_scatter_block and MPI_Reduce of float types on host buffers
+# MPI_Bcast, MPI_Ibcast, MPI_Allgather, MPI_Reduce_scatter_block and MPI_Reduce of float types on host buffers
 # (tests/coll/bcast_test.cc) on 2, 3 and 4 ranks, every rank its own node (MPIZIP_FORCE_INTERNODE=1) with host compression, so that
 # MPIZip runs them on its two-shot engine with their pieces compressed (the statistics must show
 # compressed messages); then uncompressed (MPIZIP_ALLREDUCE_COMPRESS=0); then with
@@ -15,6 +15,8 @@ for np in 2 3 4; do
     { cat "$out"; fail "compressed, $np ranks"; }
   grep -q "compressed=[1-9]" "$out" ||
     { cat "$out"; fail "$np ranks: the statistics show no compressed piece"; }
+  grep -q "non-blocking collectives=[1-9]" "$out" ||
+    { cat "$out"; fail "$np ranks: no MPI_Ibcast ran on the two-shot"; }
   MPIZIP_TEST_ENV="$base MPIZIP_ALLREDUCE_COMPRESS=0 MPIZIP_ALLREDUCE_PIECE_BYTES=64K" \
     run_mpi mpizip "$np" "$prog" || fail "uncompressed, $np ranks"
   MPIZIP_TEST_ENV="$base MPIZIP_ALLREDUCE=off" run_mpi mpizip "$np" "$prog" --library ||

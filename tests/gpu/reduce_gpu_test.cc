@@ -52,7 +52,7 @@ void check(DType t, Op op, int n, uint64_t count, size_t misalign, bool in_place
 }
 
 TEST(ReduceGpu, MatchesTheCpuBitForBit) {
-  for (DType t : {DType::kBf16, DType::kFp16, DType::kFp32, DType::kFp64}) {
+  for (DType t : {DType::kBf16, DType::kFp16, DType::kFp32, DType::kFp64, DType::kE4m3, DType::kE5m2}) {
     for (Op op : {Op::kSum, Op::kProd, Op::kMin, Op::kMax}) {
       for (int n : {2, 3, 8, 64}) check(t, op, n, 100003, 0, false);
       check(t, op, 4, 1, 0, false);
@@ -118,7 +118,7 @@ TEST(ReduceGpu, RejectsBadArguments) {
   EXPECT_EQ(gpu::reduce(reduce::type_of(DType::kFp32), Op::kSum, in, 0, d, 4, 0, nullptr), Status::kInvalidArgument);
   EXPECT_EQ(gpu::reduce(reduce::type_of(DType::kFp32), Op::kSum, in, 65, d, 4, 0, nullptr),
             Status::kInvalidArgument);
-  EXPECT_EQ(gpu::reduce(reduce::type_of(DType::kE5m2), Op::kSum, in, 1, d, 4, 0, nullptr), Status::kInvalidArgument);
+  EXPECT_EQ(gpu::reduce(reduce::type_of(DType::kE5m2), Op::kBand, in, 1, d, 4, 0, nullptr), Status::kInvalidArgument);
   EXPECT_EQ(gpu::reduce(reduce::type_of(DType::kFp32), static_cast<Op>(0), in, 1, d, 4, 0, nullptr),
             Status::kInvalidArgument);
   cudaFree(d);

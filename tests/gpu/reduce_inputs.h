@@ -41,6 +41,12 @@ inline std::vector<uint8_t> input(format::DType t, int r, uint64_t count) {
         case format::DType::kFp32:
           bits = u;
           break;
+        case format::DType::kE4m3:
+          bits = reduce::f32_to_fp8<4, 3>(f);
+          break;
+        case format::DType::kE5m2:
+          bits = reduce::f32_to_fp8<5, 2>(f);
+          break;
         default:
           std::memcpy(&bits, &d, 8);
           break;

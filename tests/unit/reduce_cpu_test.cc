@@ -1,5 +1,5 @@
-// The reductions' arithmetic (kernels/reduce.h) and the CPU reduce: bf16 and fp16 conversions
-// against independent references, fp32 accumulation with one rounding, rank order, NaN and signed
+// The reductions' arithmetic (kernels/reduce.h) and the CPU reduce: bf16, fp16 and fp8 (E4M3,
+// E5M2) conversions against independent references, fp32 accumulation with one rounding, rank order, NaN and signed
 // zeros in MIN and MAX, in-place use and argument checks.
 #include "kernels/reduce_cpu.h"
 
@@ -167,6 +167,131 @@ TEST(ReduceMath, WordFoldMatchesFoldInEveryLane) {
   static_assert(!reduce::WordFold<Type::kFp32, Op::kSum>::kWords);
 }
 
+// fp8 references from the OCP 8-bit float specification: the value of each code by its fields,
+// and rounding as the nearest code of the format, ties to the even code, the value one step past
+// the largest finite one counting as the overflow (E5M2's infinity, E4M3's NaN).
+uint8_t e4m3_of(float f) { return reduce::f32_to_fp8<4, 3>(f); }
+uint8_t e5m2_of(float f) { return reduce::f32_to_fp8<5, 2>(f); }
+struct Fp8Format {
+  int exp_bits, man_bits;
+  uint8_t max_finite;
+  bool e4m3() const { return exp_bits == 4; }
+  double value(uint8_t code) const {  // by fields; the overflow code gives its formula's value
+    const int bias = (1 << (exp_bits - 1)) - 1;
+    const int e = (code >> man_bits) & ((1 << exp_bits) - 1), m = code & ((1 << man_bits) - 1);
+    const double v = e == 0 ? std::ldexp(m, 1 - bias - man_bits)
+                            : std::ldexp((1 << man_bits) + m, e - bias - man_bits);
+    return (code & 0x80) ? -v : v;
+  }
+  bool nan(uint8_t c) const {
+    const uint8_t a = c & 0x7F;
+    return e4m3() ? a == 0x7F : a > 0x7C;
+  }
+  uint8_t round(float f) const {
+    const double x = std::fabs(static_cast<double>(f));
+    const uint8_t sign = std::signbit(f) ? 0x80 : 0x00;
+    uint8_t best = 0;
+    const bool beyond = x >= value(max_finite + 1);  // (distances there lose precision)
+    for (uint8_t c = 1; c <= max_finite + 1 && !beyond; ++c) {
+      const double d = std::fabs(value(c) - x), db = std::fabs(value(best) - x);
+      if (d < db || (d == db && (c & 1) == 0)) best = c;
+    }
+    if (beyond || best == max_finite + 1) return e4m3() ? 0x7F : static_cast<uint8_t>(sign | 0x7C);
+    return static_cast<uint8_t>(sign | best);
+  }
+  uint8_t narrow(float f) const {
+    return e4m3() ? e4m3_of(f) : e5m2_of(f);
+  }
+  float widen(uint8_t c) const { return e4m3() ? reduce::fp8_to_f32<4, 3>(c) : reduce::fp8_to_f32<5, 2>(c); }
+};
+constexpr Fp8Format kE4m3{4, 3, 0x7E}, kE5m2{5, 2, 0x7B};
+
+TEST(ReduceMath, Fp8WidensExactly) {
+  for (const Fp8Format& F : {kE4m3, kE5m2}) {
+    for (int c = 0; c < 256; ++c) {
+      const float w = F.widen(static_cast<uint8_t>(c));
+      if (F.nan(static_cast<uint8_t>(c))) {
+        ASSERT_TRUE(std::isnan(w)) << c;
+      } else if (!F.e4m3() && (c & 0x7F) == 0x7C) {
+        ASSERT_TRUE(std::isinf(w) && std::signbit(w) == ((c & 0x80) != 0)) << c;
+      } else {
+        ASSERT_EQ(static_cast<double>(w), F.value(static_cast<uint8_t>(c))) << c;
+        ASSERT_EQ(std::signbit(w), (c & 0x80) != 0) << c;  // -0 stays -0
+        ASSERT_EQ(F.narrow(w), c) << c;                    // every value round-trips
+      }
+    }
+  }
+}
+
+TEST(ReduceMath, Fp8RoundsToNearestEven) {
+  for (const Fp8Format& F : {kE4m3, kE5m2}) {
+    // A sweep of fp32 bit patterns, and every sum and product of two codes (what a fold rounds).
+    for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 65521) {
+      const float f = f32(static_cast<uint32_t>(u));
+      if (std::isnan(f)) continue;
+      if (std::isinf(f)) continue;  // below
+      ASSERT_EQ(F.narrow(f), F.round(f)) << F.exp_bits << " " << std::hex << u;
+    }
+    for (int a = 0; a < 256; ++a) {
+      for (int b = 0; b < 256; ++b) {
+        if (F.nan(a) || F.nan(b) || (!F.e4m3() && ((a & 0x7F) == 0x7C || (b & 0x7F) == 0x7C))) continue;
+        const float fa = F.widen(a), fb = F.widen(b);
+        for (float f : {fa + fb, fa * fb, fa - fb}) {
+          if (std::isinf(f)) continue;
+          ASSERT_EQ(F.narrow(f), F.round(f)) << F.exp_bits << " " << a << " " << b << " " << f;
+        }
+      }
+    }
+    EXPECT_EQ(F.narrow(std::nanf("")), reduce::kCanonicalNaN8);
+    EXPECT_EQ(F.narrow(f32(0xFFC12345u)), reduce::kCanonicalNaN8);
+    EXPECT_EQ(F.narrow(-0.0f), 0x80);
+    EXPECT_EQ(F.narrow(INFINITY), F.e4m3() ? 0x7F : 0x7C);
+    EXPECT_EQ(F.narrow(-INFINITY), F.e4m3() ? 0x7F : 0xFC);
+  }
+  // The edges by value: E4M3's largest is 448, its midpoint to 480 rounds to it (even), beyond it
+  // is NaN; E5M2's largest is 57344, its midpoint to 65536 rounds to infinity (the even code).
+  EXPECT_EQ(e4m3_of(464.0f), 0x7E);
+  EXPECT_EQ(e4m3_of(std::nextafter(464.0f, 1000.0f)), 0x7F);
+  EXPECT_EQ(e4m3_of(-500.0f), 0x7F);
+  EXPECT_EQ(e5m2_of(61440.0f), 0x7C);
+  EXPECT_EQ(e5m2_of(std::nextafter(61440.0f, 0.0f)), 0x7B);
+  EXPECT_EQ(e5m2_of(-70000.0f), 0xFC);
+  // Half the least subnormal is a tie with zero (even); just above it rounds up.
+  EXPECT_EQ(e4m3_of(std::ldexp(1.0f, -10)), 0x00);
+  EXPECT_EQ(e4m3_of(std::nextafter(std::ldexp(1.0f, -10), 1.0f)), 0x01);
+  EXPECT_EQ(e5m2_of(-std::ldexp(1.0f, -17)), 0x80);
+  EXPECT_EQ(e5m2_of(std::ldexp(3.0f, -17)), 0x02);  // 1.5 quanta: tie, to even
+  EXPECT_EQ(e5m2_of(std::ldexp(5.0f, -17)), 0x02);  // 2.5 quanta: tie, to even
+}
+
+TEST(ReduceCpu, Fp8FoldsEveryPair) {
+  // Every pair of codes through the CPU reduce: SUM and PROD widen, compute in fp32 and round
+  // once; MIN and MAX select an operand's own bits (NaN payloads, zero signs and all).
+  for (DType t : {DType::kE4m3, DType::kE5m2}) {
+    const Fp8Format& F = t == DType::kE4m3 ? kE4m3 : kE5m2;
+    std::vector<uint8_t> a(65536), b(65536), out(65536);
+    for (int i = 0; i < 65536; ++i) {
+      a[i] = static_cast<uint8_t>(i >> 8);
+      b[i] = static_cast<uint8_t>(i);
+    }
+    const void* in[] = {a.data(), b.data()};
+    for (Op op : {Op::kSum, Op::kProd, Op::kMin, Op::kMax}) {
+      ASSERT_EQ(cpu::reduce(reduce::type_of(t), op, in, 2, out.data(), out.size()), Status::kOk);
+      for (int i = 0; i < 65536; ++i) {
+        const float x = F.widen(a[i]), y = F.widen(b[i]);
+        uint8_t want;
+        switch (op) {
+          case Op::kSum: want = F.narrow(x + y); break;
+          case Op::kProd: want = F.narrow(x * y); break;
+          case Op::kMin: want = x < y ? a[i] : b[i]; break;
+          default: want = x > y ? a[i] : b[i]; break;
+        }
+        ASSERT_EQ(out[i], want) << static_cast<int>(op) << " " << int(a[i]) << " " << int(b[i]);
+      }
+    }
+  }
+}
+
 TEST(ReduceCpu, Bf16SumsInFp32AndRoundsOnce) {
   // 1 + 2^-8 + 2^-8: rounding after each step would give 1 twice (ties to even); one rounding of
   // the fp32 sum gives 1 + 2^-7.
@@ -258,7 +383,7 @@ TEST(ReduceCpu, RejectsBadArguments) {
   const void* in[] = {&x, nullptr};
   EXPECT_EQ(cpu::reduce(reduce::type_of(DType::kFp32), Op::kSum, in, 0, &y, 1), Status::kInvalidArgument);
   EXPECT_EQ(cpu::reduce(reduce::type_of(DType::kFp32), Op::kSum, in, 2, &y, 1), Status::kInvalidArgument);
-  EXPECT_EQ(cpu::reduce(reduce::type_of(DType::kE4m3), Op::kSum, in, 1, &y, 1), Status::kInvalidArgument);
+  EXPECT_EQ(cpu::reduce(reduce::type_of(DType::kE4m3), Op::kBand, in, 1, &y, 1), Status::kInvalidArgument);
   EXPECT_EQ(cpu::reduce(reduce::type_of(DType::kFp32), static_cast<Op>(9), in, 1, &y, 1), Status::kInvalidArgument);
   EXPECT_EQ(cpu::reduce(reduce::type_of(DType::kFp32), Op::kSum, in, 1, &y, 0), Status::kOk);
 }
