@@ -3,6 +3,10 @@
 #include <chrono>
 #include <algorithm>
 #include <cstring>
+#include <atomic>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "kernels/codec_cpu.h"
 #include "p2p/gpu_codec.h"
@@ -24,7 +28,73 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+struct Range {
+  const LandingGuard* guard;
+  uintptr_t lo, hi;
+  bool landing;  // its match message lands there and is not read yet
+};
+struct LandingRanges {
+  std::mutex mutex;
+  std::vector<Range> ranges;
+};
+std::atomic<int> g_held{0};  // receives in Phase::kHeld
+
+LandingRanges& landing_ranges() {
+  static auto* r = new LandingRanges();  // never destroyed: receives may end after exit begins
+  return *r;
+}
+
 }  // namespace
+
+std::unique_ptr<LandingGuard> LandingGuard::land(const void* p, uint64_t bytes) {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+  LandingRanges& r = landing_ranges();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const Range& x : r.ranges)
+    if (lo < x.hi && x.lo < hi) return nullptr;
+  std::unique_ptr<LandingGuard> g(new LandingGuard());
+  r.ranges.push_back(Range{g.get(), lo, hi, true});
+  return g;
+}
+
+std::unique_ptr<LandingGuard> LandingGuard::write(const void* p, uint64_t bytes) {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+  LandingRanges& r = landing_ranges();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::unique_ptr<LandingGuard> g(new LandingGuard());
+  r.ranges.push_back(Range{g.get(), lo, lo + bytes, false});
+  return g;
+}
+
+void LandingGuard::parsed() {
+  LandingRanges& r = landing_ranges();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (Range& x : r.ranges)
+    if (x.guard == this) x.landing = false;
+}
+
+LandingGuard::~LandingGuard() {
+  LandingRanges& r = landing_ranges();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (size_t i = 0; i < r.ranges.size(); ++i) {
+    if (r.ranges[i].guard == this) {
+      r.ranges[i] = r.ranges.back();
+      r.ranges.pop_back();
+      return;
+    }
+  }
+}
+
+bool landing_waited_for() { return g_held.load(std::memory_order_relaxed) > 0; }
+
+bool landing_unread(const void* p, uint64_t bytes) {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+  LandingRanges& r = landing_ranges();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const Range& x : r.ranges)
+    if (x.landing && lo < x.hi && x.lo < hi) return true;
+  return false;
+}
 
 RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, int source, int tag) : ch_(ch), b_(b) {
   if (ch_.probed != nullptr && !ch_.probed->empty()) {
@@ -47,10 +117,12 @@ RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, int source, int tag) : ch
   // own, core's plain landing, truncates as the MPI library does without MPIZip.)
   match_capacity_ = kHeaderBytes + std::max(ch_.policy.eager_bytes, ch_.policy.bare_bytes);
   const uint64_t capacity = capacity_of(b_);
-  if (!b_.device && capacity >= match_capacity_) {
+  if (!b_.device && capacity >= match_capacity_ &&
+      (landing_guard_ = LandingGuard::land(b_.ptr, capacity)) != nullptr) {
     landing_ = static_cast<uint8_t*>(b_.ptr);
     landing_capacity_ = capacity;
   } else {
+    if (!b_.device && capacity > 0) landing_guard_ = LandingGuard::write(b_.ptr, capacity);
     landing_capacity_ = std::max<uint64_t>(capacity, match_capacity_);
     // Not zero-filled: MPI writes what it receives, and untouched pages of a large buffer that
     // a match message leaves empty cost nothing.
@@ -94,14 +166,24 @@ Status RecvOp::post_landing(int source, int tag) {
 // The landing place received `bytes` bytes: a match message (copied out of the application's
 // buffer first, where the payload will land) or a plain message.
 void RecvOp::landed_match(const MPI_Status& st, uint64_t bytes) {
-  if (landing_ == b_.ptr && bytes > ch_.policy.bare_bytes && bytes <= match_capacity_) {
-    MatchHeader h;
-    if (parse_header(landing_, bytes, ch_.policy.bare_bytes, &h)) {
-      match_buf_.reset(new uint8_t[bytes]);
-      std::memcpy(match_buf_.get(), landing_, bytes);
-      on_match(match_buf_.get(), bytes, st.MPI_SOURCE, st.MPI_TAG, true);
-      return;
+  if (landing_ == b_.ptr) {
+    if (bytes > ch_.policy.bare_bytes && bytes <= match_capacity_) {
+      MatchHeader h;
+      if (parse_header(landing_, bytes, ch_.policy.bare_bytes, &h)) {
+        match_buf_.reset(new uint8_t[bytes]);
+        std::memcpy(match_buf_.get(), landing_, bytes);
+        landing_guard_->parsed();
+        on_match(match_buf_.get(), bytes, st.MPI_SOURCE, st.MPI_TAG, true);
+        return;
+      }
     }
+    landing_guard_->parsed();
+  } else if (landing_guard_ != nullptr && landing_unread(b_.ptr, capacity_of(b_))) {
+    // Another receive's match message sits unread in this buffer (LandingGuard): hold this one.
+    held_ = Held{st.MPI_SOURCE, st.MPI_TAG, bytes, std::chrono::steady_clock::now()};
+    phase_ = Phase::kHeld;
+    g_held.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
   on_match(landing_, bytes, st.MPI_SOURCE, st.MPI_TAG, true);
 }
@@ -120,6 +202,7 @@ RecvOp::RecvOp(const Channel& ch, const UserBuffer& b, const uint8_t* msg, uint6
 
 RecvOp::~RecvOp() {
   // An operation is destroyed only once complete; nothing of ours is left posted in MPI.
+  if (phase_ == Phase::kHeld) g_held.fetch_sub(1, std::memory_order_relaxed);
 }
 
 bool RecvOp::progress() { return advance(); }
@@ -157,6 +240,18 @@ bool RecvOp::advance() {
     MPI_Count bytes = 0;
     PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
     landed_match(st, static_cast<uint64_t>(bytes));
+  }
+  if (phase_ == Phase::kHeld) {
+    // Read when the application waits for that receive too (MPI_Waitall, as OSU's osu_bw does);
+    // one that waits for this one alone first gets it after a second, the other's header lost.
+    if (landing_unread(b_.ptr, capacity_of(b_))) {
+      if (std::chrono::steady_clock::now() - held_.since < std::chrono::seconds(1)) return false;
+      MPIZIP_LOG_ONCE(kWarn, "receives into overlapping buffers completed out of order: a "
+                             "message may be lost to the earlier one");
+    }
+    g_held.fetch_sub(1, std::memory_order_relaxed);
+    phase_ = Phase::kMatch;  // on_match moves it on
+    on_match(landing_, held_.bytes, held_.source, held_.tag, true);
   }
   if (phase_ == Phase::kBulk) {
     for (auto& t : transfers_) {

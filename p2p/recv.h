@@ -40,6 +40,32 @@ inline bool deliver_plain(const UserBuffer& b, const uint8_t* msg, uint64_t byte
   return true;
 }
 
+// Receives into overlapping host memory (OSU's osu_bw posts its whole window into one buffer).
+// A receive whose match message lands in the application's memory (RecvOp's landing place, core's
+// plain landing) reads it from there later, so no other receive may write that memory in between:
+// the first message's header would be lost and its payload never taken. Each host receive holds a
+// LandingGuard over its memory while it is in flight: a landing one (land(): only where no receive
+// in flight overlaps it; null otherwise, and the receive lands in memory of MPIZip's), which
+// becomes a writing one once its match message is read (parsed()), or a writing one (write()). A
+// writer waits to write while a landing guard that overlaps it is unread (landing_unread()).
+// Thread-safe; the guards in flight are few (a window's worth).
+class LandingGuard {
+ public:
+  static std::unique_ptr<LandingGuard> land(const void* p, uint64_t bytes);
+  static std::unique_ptr<LandingGuard> write(const void* p, uint64_t bytes);
+  LandingGuard(const LandingGuard&) = delete;
+  LandingGuard& operator=(const LandingGuard&) = delete;
+  ~LandingGuard();
+  void parsed();
+
+ private:
+  LandingGuard() = default;
+};
+bool landing_unread(const void* p, uint64_t bytes);
+// Whether a receive waits for another's unread landing place (so that whoever holds that place
+// should read it as soon as it lands: core's plain landing, requests.cc).
+bool landing_waited_for();
+
 class RecvOp : public platform::Operation {
  public:
   // Posts the receive of the match message, or takes it from the probed queue. `error()` tells
@@ -61,7 +87,7 @@ class RecvOp : public platform::Operation {
   void on_complete(std::function<void(const Traffic&)> fn) { on_complete_ = std::move(fn); }
 
  private:
-  enum class Phase { kMatch, kBulk, kChunks, kDecode, kDone };
+  enum class Phase { kMatch, kHeld, kBulk, kChunks, kDecode, kDone };
   bool advance();
   Status post_landing(int source, int tag);
   void landed_match(const MPI_Status& st, uint64_t bytes);
@@ -79,6 +105,12 @@ class RecvOp : public platform::Operation {
   Status post_error_;
   MPI_Request match_req_ = MPI_REQUEST_NULL;
   uint8_t* landing_ = nullptr;  // where the message lands: the buffer or landing_buf_
+  std::unique_ptr<LandingGuard> landing_guard_;  // over a host buffer (LandingGuard)
+  struct Held {  // a match message received into memory of MPIZip's, held while the buffer is
+    int source = 0, tag = 0;  // another receive's unread landing place
+    uint64_t bytes = 0;
+    std::chrono::steady_clock::time_point since;
+  } held_;
   uint64_t landing_capacity_ = 0;
   std::unique_ptr<uint8_t[]> landing_buf_;
   std::unique_ptr<uint8_t[]> match_buf_;  // a match message copied out of the buffer

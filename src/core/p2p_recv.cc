@@ -189,9 +189,10 @@ int recv_blocking(CommState* state, const p2p::UserBuffer& b, int count, MPI_Dat
 // receiver, from a copy of it.
 class HostLanding : public Landing {
  public:
-  HostLanding(const Route& r, uint64_t capacity)
+  // `guard`: the buffer's landing guard (p2p::LandingGuard), held until the receive is over.
+  HostLanding(const Route& r, uint64_t capacity, std::unique_ptr<p2p::LandingGuard> guard)
       : ch_(r.channel()), b_(r.buffer), capacity_(capacity), slot_(r.stat_slot),
-        state_(stats_on() ? r.state->shared_from_this() : nullptr) {}
+        state_(stats_on() ? r.state->shared_from_this() : nullptr), guard_(std::move(guard)) {}
 
   std::unique_ptr<platform::Operation> landed(int rc, MPI_Status* st) override {
     const p2p::SendPolicy& pol = ch_.policy;
@@ -203,26 +204,32 @@ class HostLanding : public Landing {
     PMPI_Test_cancelled(st, &cancelled);
     const uint64_t bytes = status_bytes(*st);
     const uint64_t match_capacity = p2p::kHeaderBytes + std::max(pol.eager_bytes, pol.bare_bytes);
+    // What landed: in the buffer, or the copy read_early() took of it.
+    const uint8_t* at = early_read_ ? early_.data() : static_cast<const uint8_t*>(b_.ptr);
+    if (early_read_ && early_.size() != bytes) at = nullptr;  // not a match message's size
     p2p::MatchHeader h;
     if (cancelled || bytes <= pol.bare_bytes || bytes > std::min(capacity_, match_capacity) ||
-        !p2p::parse_header(b_.ptr, bytes, pol.bare_bytes, &h)) {
+        at == nullptr || !p2p::parse_header(at, bytes, pol.bare_bytes, &h)) {
       if (state_ && !cancelled) state_->bare_received.fetch_add(1, std::memory_order_relaxed);
       return nullptr;  // the MPI library's own message, its status as MPI filled it
     }
-    std::vector<uint8_t> match(static_cast<const uint8_t*>(b_.ptr),
-                               static_cast<const uint8_t*>(b_.ptr) + bytes);
+    std::vector<uint8_t> match(at, at + bytes);
+    guard_->parsed();
     auto op = std::make_unique<p2p::RecvOp>(ch_, b_, match.data(), bytes, st->MPI_SOURCE,
                                             st->MPI_TAG);
-    if (state_) {
-      // Counted when it completes, which an inline payload does at once.
-      if (op->progress()) {
-        count_traffic(state_->received, state_.get(), slot_, op->traffic());
-      } else {
-        std::shared_ptr<CommState> s = state_;
-        const int slot = slot_;
-        op->on_complete(
-            [s, slot](const p2p::Traffic& t) { count_traffic(s->received, s.get(), slot, t); });
-      }
+    // Counted when it completes (statistics on), which an inline payload does at once; the
+    // buffer's range is held as long as the operation lives.
+    std::shared_ptr<p2p::LandingGuard> guard = std::move(guard_);
+    if (state_ && op->progress()) {
+      count_traffic(state_->received, state_.get(), slot_, op->traffic());
+    } else if (state_) {
+      std::shared_ptr<CommState> s = state_;
+      const int slot = slot_;
+      op->on_complete([s, slot, guard](const p2p::Traffic& t) {
+        count_traffic(s->received, s.get(), slot, t);
+      });
+    } else {
+      op->on_complete([guard](const p2p::Traffic&) {});
     }
     return op;
   }
@@ -233,6 +240,22 @@ class HostLanding : public Landing {
   uint64_t capacity_;
   int slot_;
   std::shared_ptr<CommState> state_;  // for the statistics, when they are on
+  std::unique_ptr<p2p::LandingGuard> guard_;
+  bool early_read_ = false;
+  std::vector<uint8_t> early_;  // a possible match message, read before the wait (read_early)
+
+ public:
+  void read_early(const MPI_Status& st) override {
+    const p2p::SendPolicy& pol = ch_.policy;
+    const uint64_t bytes = status_bytes(st);
+    const uint64_t match_capacity = p2p::kHeaderBytes + std::max(pol.eager_bytes, pol.bare_bytes);
+    early_read_ = true;
+    if (bytes > pol.bare_bytes && bytes <= std::min(capacity_, match_capacity)) {
+      const auto* p = static_cast<const uint8_t*>(b_.ptr);
+      early_.assign(p, p + bytes);
+    }
+    guard_->parsed();
+  }
 };
 
 [[gnu::noinline]] int recv_general(void* buf, int count, MPI_Datatype type, int source, int tag,
@@ -247,7 +270,9 @@ class HostLanding : public Landing {
     }
     return recv_mpi(buf, count, type, source, tag, comm, status);
   }
-  if (!r->packed && !r->buffer.device && may_block_in_mpi() && r->state->probed.empty()) {
+  std::unique_ptr<p2p::LandingGuard> guard;
+  if (!r->packed && !r->buffer.device && may_block_in_mpi() && r->state->probed.empty() &&
+      (guard = p2p::LandingGuard::land(buf, r->buffer.count * format::elem_bytes(r->buffer.dtype)))) {
     return recv_blocking(r->state, r->buffer, count, type, r->stat_slot, source, tag, comm,
                          status);
   }
@@ -278,11 +303,16 @@ class HostLanding : public Landing {
   // thread's new request before MPIZip has forgotten it (a generalized request has a callback for
   // that moment, MPI's own request none), so the receive is MPIZip's operation as below.
   const uint64_t capacity = r->buffer.count * format::elem_bytes(r->buffer.dtype);
+  std::unique_ptr<p2p::LandingGuard> guard;
   if (!r->packed && !r->buffer.device && r->state->probed.empty() &&
       capacity > comm_policy(r->state).bare_bytes && thread_level() < MPI_THREAD_MULTIPLE) {
+    guard = p2p::LandingGuard::land(buf, capacity);
+  }
+  if (guard != nullptr) {
+    auto landing = std::make_unique<HostLanding>(*r, capacity, std::move(guard));
     const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
     if (rc != MPI_SUCCESS) return rc;
-    request_watch(*request, std::make_unique<HostLanding>(*r, capacity), comm);
+    request_watch(*request, std::move(landing), comm);
     return MPI_SUCCESS;
   }
   Status posted;

@@ -1,5 +1,7 @@
 #include "src/core/requests.h"
 
+#include "p2p/recv.h"
+
 #include <atomic>
 #include <chrono>
 #include <memory_resource>
@@ -39,6 +41,7 @@ struct Entry {
   bool watch = false;  // registered by request_watch (counted in g_watched while registered)
   bool settled = false;
   bool continued = false;
+  bool read_early = false;  // Landing::read_early ran
 };
 
 // What a wait or test must report for one of MPIZip's generalized requests that MPI completes
@@ -445,6 +448,21 @@ void progress() {
     if (pending(e) && (e->op->progress() || e->op->detachable())) finished.push_back(e);
   }
   for (Entry* e : finished) on_done(e);
+  // A receive waits for another's landing place to be read (p2p::LandingGuard: receives into
+  // overlapping memory): watched receives that MPI completed are read now, not at their wait,
+  // which the application may make after the other's.
+  if (p2p::landing_waited_for()) {
+    for (auto& [handle, e] : g_entries) {
+      if (!watched(e) || e->settled || e->read_early || e->freed.load(std::memory_order_acquire))
+        continue;
+      int flag = 0;
+      MPI_Status st;
+      if (PMPI_Request_get_status(handle, &flag, &st) == MPI_SUCCESS && flag) {
+        e->landing->read_early(st);
+        e->read_early = true;
+      }
+    }
+  }
   progress_background();
 }
 

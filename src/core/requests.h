@@ -43,6 +43,9 @@ class Landing {
   // a match message (its status replaces MPI's), or null for the application's own message
   // (`rc` and `*st` stand, *st adjusted where MPI truncated a match message).
   virtual std::unique_ptr<platform::Operation> landed(int rc, MPI_Status* st) = 0;
+  // MPI completed the receive (MPI_Request_get_status saw it, `st` its status) before a wait or
+  // test did: read what must not wait for one (p2p::LandingGuard). landed() follows later.
+  virtual void read_early(const MPI_Status& st) { (void)st; }
 };
 
 // Registers MPI's own receive request `mpi_request`, which the application holds, to be looked at

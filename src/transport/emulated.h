@@ -9,9 +9,11 @@
 // clock for the whole process, across its communicators). Peers on the rank's own node (pretend
 // nodes, MPIZIP_PRETEND_NODE_RANKS) are not paced: their bytes do not cross a network. A
 // transfer reserves the link from
-// start = max(now, when the link frees up) for bytes / rate; its bytes go on the link piece by
-// piece as their slot starts, the sender sees it complete no earlier than start + bytes / rate,
-// the receiver no earlier than that plus the latency. A zero-byte transfer still pays the latency.
+// start = max(now, when the link frees up) for bytes / rate; the sender sees it complete no
+// earlier than start + bytes / rate, the receiver no earlier than that plus the latency. The bytes
+// themselves move as fast as the machine moves them (a sender posts them at once, so that they
+// move while it sits in calls MPIZip passes through; a receiver pulling over CUDA IPC copies each
+// piece when its slot starts): the completion times are the link. A zero-byte transfer still pays the latency.
 // Times are CLOCK_MONOTONIC, which every process of one machine shares.
 #pragma once
 

@@ -269,7 +269,7 @@ class SendTransfer final : public PmpiTransfer {
   Status send_inline() {
     SegmentRoute route;
     MPIZIP_CHECK(transport_->segment_route(peer_, tag_, device_, &route));
-    return send_segments(route, buf_, bytes_, device_, header_.slot, &segments_);
+    return send_segments(route, buf_, bytes_, device_, &segments_);
   }
 
   Status advance(bool* done) override {
@@ -315,9 +315,9 @@ class SendTransfer final : public PmpiTransfer {
     if (ok(s)) s = platform::copy_to_host(copy.data(), buf_, bytes_);
     SegmentRoute route;
     if (ok(s)) s = transport_->segment_route(peer_, tag_, false, &route);
-    // Unpaced, even on the emulated link: every segment is posted now, so that MPI moves them
-    // whatever this rank does next (paced segments would wait for this rank's later calls).
-    if (ok(s)) s = send_segments(route, copy.data(), bytes_, false, LinkSlot{}, &segments);
+    // Every segment is posted now (send_segments), so that MPI moves them whatever this rank
+    // does next.
+    if (ok(s)) s = send_segments(route, copy.data(), bytes_, false, &segments);
     bool sent = false;
     if (ok(s)) s = segments->advance(&sent);  // posts every segment
     if (!ok(s)) {

@@ -28,13 +28,11 @@ int segment_fit(uint64_t k, uint64_t bytes, uint64_t capacity) {
 // Host memory, sent straight from the caller's buffer.
 class HostSend final : public Segments {
  public:
-  HostSend(const SegmentRoute& route, const char* data, uint64_t bytes, const LinkSlot& slot)
-      : route_(route), data_(data), bytes_(bytes), slot_(slot), reqs_(segment_count(bytes)) {}
+  HostSend(const SegmentRoute& route, const char* data, uint64_t bytes)
+      : route_(route), data_(data), bytes_(bytes), reqs_(segment_count(bytes)) {}
 
   Status advance(bool* done) override {
-    const int64_t now = slot_.paced ? monotonic_ns() : 0;
-    while (posted_ < reqs_.size() &&
-           (!slot_.paced || slot_.release_ns(posted_ * kSegmentBytes, bytes_) <= now)) {
+    while (posted_ < reqs_.size()) {
       MPIZIP_CHECK(mpi_status(PMPI_Isend(data_ + posted_ * kSegmentBytes,
                                          segment_length(posted_, bytes_), MPI_BYTE, route_.peer,
                                          route_.mpi_tag, route_.comm, &reqs_[posted_]),
@@ -58,7 +56,6 @@ class HostSend final : public Segments {
   SegmentRoute route_;
   const char* data_;
   uint64_t bytes_;
-  LinkSlot slot_;
   std::vector<MPI_Request> reqs_;  // one per segment; the first posted_ are on the wire
   uint64_t posted_ = 0;
 };
@@ -170,8 +167,8 @@ std::vector<Slot> make_slots(StagingPool* pool, uint64_t n) {
 // in order.
 class StagedSend final : public Segments {
  public:
-  StagedSend(const SegmentRoute& route, const char* device, uint64_t bytes, const LinkSlot& slot)
-      : route_(route), device_(device), bytes_(bytes), slot_(slot), n_(segment_count(bytes)),
+  StagedSend(const SegmentRoute& route, const char* device, uint64_t bytes)
+      : route_(route), device_(device), bytes_(bytes), n_(segment_count(bytes)),
         slots_(make_slots(route.pool, n_)) {}
   bool needs_sender() const override { return next_send_ < n_; }
 
@@ -200,9 +197,6 @@ class StagedSend final : public Segments {
         bool copied = false;
         MPIZIP_CHECK(s.fence.query(&copied));
         if (!copied) break;
-        if (slot_.paced && slot_.release_ns(s.segment * kSegmentBytes, bytes_) > monotonic_ns()) {
-          break;
-        }
         MPIZIP_CHECK(mpi_status(PMPI_Isend(s.data, segment_length(s.segment, bytes_), MPI_BYTE,
                                            route_.peer, route_.mpi_tag, route_.comm, &s.req),
                                 "PMPI_Isend"));
@@ -226,7 +220,6 @@ class StagedSend final : public Segments {
   SegmentRoute route_;
   const char* device_;
   uint64_t bytes_;
-  LinkSlot slot_;
   uint64_t n_;
   std::vector<Slot> slots_;
   uint64_t next_copy_ = 0;  // next segment to copy into a piece
@@ -294,12 +287,12 @@ class StagedRecv final : public Segments {
 }  // namespace
 
 Status send_segments(const SegmentRoute& route, const void* buf, uint64_t bytes, bool device,
-                     const LinkSlot& slot, std::unique_ptr<Segments>* out) {
+                     std::unique_ptr<Segments>* out) {
   const char* data = static_cast<const char*>(buf);
   if (device && bytes > 0) {
-    *out = std::make_unique<StagedSend>(route, data, bytes, slot);
+    *out = std::make_unique<StagedSend>(route, data, bytes);
   } else {
-    *out = std::make_unique<HostSend>(route, data, bytes, slot);
+    *out = std::make_unique<HostSend>(route, data, bytes);
   }
   return Status::kOk;
 }

@@ -43,10 +43,13 @@ class Segments {
   virtual void abandon() = 0;
 };
 
-// Sends `bytes` from `buf` (device memory when `device`); segment k goes on the wire no earlier
-// than slot.release_ns(k * kSegmentBytes, bytes) when the slot is paced.
+// Sends `bytes` from `buf` (device memory when `device`): every segment goes to MPI as soon as it
+// is in host memory, so that MPI moves it whatever this rank does next. On the emulated link the
+// transfer's completion times keep its pace (the sender's and the receiver's Transfer wait for
+// them), not the segments' posting: a sender that held segments back until their slot started
+// would hold its receiver up while it sat in a call MPIZip passes through.
 Status send_segments(const SegmentRoute& route, const void* buf, uint64_t bytes, bool device,
-                     const LinkSlot& slot, std::unique_ptr<Segments>* out);
+                     std::unique_ptr<Segments>* out);
 
 // Receives the `sent` bytes that the sender announced into `buf` of `capacity` bytes (device
 // memory when `device`). When sent > capacity the first `capacity` bytes land and the rest is
