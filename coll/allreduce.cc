@@ -81,12 +81,13 @@ TwoShot::~TwoShot() {
 }
 
 Status TwoShot::start() {
-  Status s = prepare();
+  Status s = ok(a_.local_error) ? prepare() : a_.local_error;
   if (!ok(s)) {
     MPIZIP_WARN(
         "MPI_Allreduce: this rank cannot take part (%s); the collective fails on every rank",
         status_string(s));
     failed_ = true;
+    failure_ = s;
   }
   hello_out_[me_] = make_hello(a_.dtype, a_.op, a_.count, plan_.piece_elems(), seq_, 0, 0);
   const uint64_t tag = make_tag(seq_, Kind::kHello, 0);
@@ -176,7 +177,7 @@ Status TwoShot::advance_hello() {
     if (d != Disagreement::kNone && (worst == Disagreement::kNone || d < worst)) worst = d, who = q;
   }
   if (failed_) {
-    hello_error_ = Status::kInternal;
+    hello_error_ = failure_;  // why this rank could not take part
     finish();
     return Status::kOk;
   }

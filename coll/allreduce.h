@@ -122,6 +122,11 @@ struct AllreduceArgs {
   enum class Shape : uint8_t { kAllreduce, kReduceScatter, kReduce, kBcast, kAllgather };
   Shape shape = Shape::kAllreduce;
   int root = 0;  // kReduce, kBcast
+  // Not kOk: this rank cannot take part (its caller's scratch memory was not there, say). It
+  // touches no buffer, tells its peers in its hello, and the collective fails on every rank (this
+  // one with this status), as when its own preparation fails: a non-blocking call, which may not
+  // wait for an agreement round, still ends on every rank.
+  Status local_error = Status::kOk;
 };
 
 // Starts the two-shot allreduce numbered `seq` on the communicator (every rank numbers its

@@ -251,6 +251,7 @@ class TwoShot : public platform::Operation {
   std::vector<uint64_t> hello_bytes_;
   Status hello_error_;  // the ranks' arguments disagree
   bool failed_ = false;  // this rank could not prepare: its hellos say so
+  Status failure_ = Status::kInternal;  // why (its own collective fails with it)
 
   SlotLayout layout_;
   int slots_ = 0;

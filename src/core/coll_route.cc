@@ -114,7 +114,7 @@ coll::Policy policy(const Settings& st) {
 Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count, MPI_Comm comm,
                      std::unique_ptr<platform::Operation>* op,
                      coll::AllreduceArgs::Shape shape = coll::AllreduceArgs::Shape::kAllreduce,
-                     int root = 0) {
+                     int root = 0, Status local_error = Status::kOk) {
   // route() found the collectives' part of the context; the operation holds a reference.
   const std::shared_ptr<CommContext>& c = r.context;
   coll::Channel ch;
@@ -137,6 +137,7 @@ Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int cou
   a.op = copies ? kernels::reduce::Op::kMax : r.op;
   a.shape = shape;
   a.root = root;
+  a.local_error = local_error;
   a.device = platform::is_device_pointer(recvbuf);
   a.input_device = a.input == recvbuf ? a.device : platform::is_device_pointer(a.input);
   // The operation holds the state: it may complete after the communicator is freed.
@@ -721,7 +722,120 @@ std::optional<int> reduce_between_nodes(const void* sendbuf, void* recvbuf, int 
 }
 
 
+// A non-blocking collective on the two-shot with scratch memory of its own: the operation, then
+// (on success) `bytes` from `from` in the scratch memory to `to`.
+class WithScratch final : public platform::Operation {
+ public:
+  WithScratch(std::unique_ptr<platform::Operation> op, std::unique_ptr<Scratch> scratch, void* to,
+              const void* from, uint64_t bytes)
+      : op_(std::move(op)), scratch_(std::move(scratch)), to_(to), from_(from), bytes_(bytes) {}
+  bool progress() override {
+    if (!op_->progress()) return false;
+    status_ = op_->status();
+    if (ok(status_.error) && bytes_ > 0) {
+      status_.error = copy_any(to_, from_, bytes_);
+      bytes_ = 0;
+    }
+    return true;
+  }
+
+ private:
+  std::unique_ptr<platform::Operation> op_;
+  std::unique_ptr<Scratch> scratch_;
+  void* to_;
+  const void* from_;
+  uint64_t bytes_;
+};
+
+// Starts a non-blocking two-shot over `count` elements of `r` into scratch memory of `scratch_bytes`
+// (output there; the caller's `to` gets `copy_bytes` from `copy_at` in it at the end), or straight
+// into `out` when scratch_bytes is 0. A rank whose scratch memory is not there takes part failing
+// (AllreduceArgs::local_error), so that the call ends with an error on every rank, as a
+// non-blocking call may not wait for the agreement the blocking forms make.
+int start_nonblocking(const Route& r, const void* in, void* out, int count, MPI_Comm comm,
+                      coll::AllreduceArgs::Shape shape, int root, uint64_t scratch_bytes,
+                      bool scratch_device, uint64_t copy_at, uint64_t copy_bytes, const char* what,
+                      MPI_Request* request) {
+  auto scratch = std::make_unique<Scratch>();
+  Status local = Status::kOk;
+  if (scratch_bytes > 0) {
+    local = comm_settings(r.state).fault == kFaultScratch ? Status::kOutOfMemory  // MPIZIP_FAULT
+                                                          : scratch->take(scratch_bytes, scratch_device);
+    if (!ok(local)) MPIZIP_WARN("%s: no scratch memory here (%s)", what, status_string(local));
+  }
+  void* to = out;
+  void* target = scratch_bytes > 0 ? static_cast<void*>(scratch->data) : out;
+  std::unique_ptr<platform::Operation> o;
+  int rc = report(start_twoshot(r, in, target, count, comm, &o, shape, root, local), what);
+  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  const uint8_t* from = scratch->data != nullptr ? scratch->data + copy_at : nullptr;
+  auto whole = std::make_unique<WithScratch>(std::move(o), std::move(scratch), to, from,
+                                             from != nullptr ? copy_bytes : 0);
+  rc = request_start(std::move(whole), comm, request);
+  if (rc == MPI_SUCCESS && stats_on())
+    r.state->nonblocking_collectives.fetch_add(1, std::memory_order_relaxed);
+  return raise(comm, rc);
+}
+
+// MPI_Ireduce_scatter_block between nodes: as reduce_scatter_between_nodes (flat), non-blocking.
+std::optional<int> ireduce_scatter_between_nodes(const void* sendbuf, void* recvbuf, int recvcount,
+                                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                                 MPI_Request* request) {
+  if (comm == MPI_COMM_NULL || recvcount <= 0) return std::nullopt;
+  const int P = comm_size(comm);
+  const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
+  if (P < 2 || total > INT_MAX) return std::nullopt;
+  auto r = route(static_cast<int>(total), type, op, comm);
+  if (!r || !between_nodes(*r)) return std::nullopt;
+  const uint64_t eb = format::elem_bytes(r->dtype), block = static_cast<uint64_t>(recvcount) * eb;
+  if (block % 16 != 0) return std::nullopt;
+  int me = 0;
+  PMPI_Comm_rank(comm, &me);
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  return start_nonblocking(*r, input, recvbuf, static_cast<int>(total), comm,
+                           coll::AllreduceArgs::Shape::kReduceScatter, 0,
+                           block * static_cast<uint64_t>(P), platform::is_device_pointer(recvbuf),
+                           static_cast<uint64_t>(me) * block, block, "MPI_Ireduce_scatter_block",
+                           request);
+}
+
+// MPI_Ireduce between nodes: as reduce_between_nodes, non-blocking.
+std::optional<int> ireduce_between_nodes(const void* sendbuf, void* recvbuf, int count,
+                                         MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                                         MPI_Request* request) {
+  if (comm == MPI_COMM_NULL || count <= 0) return std::nullopt;
+  auto r = route(count, type, op, comm);
+  if (!r || !between_nodes(*r) || root < 0 || root >= r->state->size) return std::nullopt;
+  int me = 0;
+  PMPI_Comm_rank(comm, &me);
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  const uint64_t scratch = me == root ? 0 : static_cast<uint64_t>(count) * format::elem_bytes(r->dtype);
+  return start_nonblocking(*r, input, recvbuf, count, comm, coll::AllreduceArgs::Shape::kReduce,
+                           root, scratch, platform::is_device_pointer(sendbuf), 0, 0, "MPI_Ireduce",
+                           request);
+}
+
 }  // namespace
+
+int routed_ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request* request) {
+  if (!small_passes_on(bytes_of_call(recvcount, type) * static_cast<uint64_t>(comm_size(comm)),
+                       type, comm)) {
+    if (auto rc = ireduce_scatter_between_nodes(sendbuf, recvbuf, recvcount, type, op, comm, request))
+      return *rc;
+  }
+  return ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
+}
+
+int routed_ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                   int root, MPI_Comm comm, MPI_Request* request) {
+  if (!small_passes_on(bytes_of_call(count, type), type, comm)) {
+    if (auto rc = ireduce_between_nodes(sendbuf, recvbuf, count, type, op, root, comm, request))
+      return *rc;
+  }
+  return ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
+}
 
 int routed_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm) {

@@ -32,6 +32,13 @@ int routed_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
 int routed_exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm);
 int routed_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+// MPI_Ireduce_scatter_block and MPI_Ireduce: between nodes, the two-shot's reduce-scatter (and
+// reduce) as MPIZip's operation (the flat form, pieces compressed), where the blocking forms would
+// take it; else staged.
+int routed_ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* request);
+int routed_ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                   int root, MPI_Comm comm, MPI_Request* request);
 // MPI_Ibcast: between nodes, the two-shot's scatter-allgather broadcast as MPIZip's operation
 // (the flat form, pieces of float types compressed), where MPI_Bcast would take it; else staged.
 int routed_ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,

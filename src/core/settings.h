@@ -33,7 +33,8 @@ enum FaultSetting {
   kFaultTmaSilent,
   kFaultSend,
   kFaultUcxStart,
-  kFaultAllreduce
+  kFaultAllreduce,
+  kFaultScratch
 };
 
 // The process's settings, parsed from the environment on first use (thread-safe). An invalid value

@@ -22,6 +22,13 @@ for np in 2 3 4; do
   MPIZIP_TEST_ENV="$base MPIZIP_ALLREDUCE=off" run_mpi mpizip "$np" "$prog" --library ||
     fail "the MPI library's collectives, $np ranks"
 done
+# A rank without scratch memory for its non-blocking reduce-scatter and reduce (MPIZIP_FAULT=scratch
+# on rank 1): every rank's call fails, none hangs, the communicator still works.
+MPIZIP_TEST_ENV="$base" timeout -k 10 120 sh -c ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip 3 \
+  '$MPIZIP_SRCDIR/tests/mpi/rank_env.sh' 1 MPIZIP_FAULT=scratch -- '$prog' --scratch-fault" >"$out" 2>&1 ||
+  { cat "$out"; fail "scratch fault: exit $?"; }
+[ "$(grep -c 'scratch fault: rank [0-9]: failed as expected' "$out")" = 3 ] ||
+  { cat "$out"; fail "scratch fault: not every rank failed as expected"; }
 # Pretend nodes (MPIZIP_PRETEND_NODE_RANKS): 4 ranks as 2 nodes of 2, 6 as 3 of 2, 8 as 2 of 4. The
 # broadcasts, allgathers and reduce-scatters run in stages (coll/hierarchical.h), every root
 # broadcast from, the reduce-scatters compared with the hierarchical fold (--pretend); compressed

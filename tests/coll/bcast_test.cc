@@ -10,7 +10,8 @@
 // deliver every rank's block. Between nodes MPIZip runs both on its two-shot engine (pieces
 // compressed on the wire: coll/allreduce.h, AllreduceArgs::Shape); the script checks that from the
 // statistics. Also broadcasts interleaved with point-to-point traffic, non-blocking broadcasts
-// (MPI_Ibcast) overlapped with both, and a broadcast of MPI_INT (the MPI library's).
+// (MPI_Ibcast) overlapped with both, MPI_Ireduce_scatter_block and MPI_Ireduce, and a broadcast
+// of MPI_INT (the MPI library's).
 #include <mpi.h>
 
 #include <cstdint>
@@ -123,6 +124,8 @@ bool library_runs = false;
 int per_node = 0;
 // --quick (many-rank runs): no count of a million elements, smaller allgathers and reductions.
 bool quick = false;
+// --scratch-fault: only the failure of a rank's scratch memory (MPIZIP_FAULT=scratch on one rank).
+bool scratch_fault = false;
 
 void reductions(const Type& t, const OpInfo& o, uint64_t block, int root, uint64_t seed) {
   const uint64_t P = static_cast<uint64_t>(nranks), count = block * P;
@@ -170,6 +173,34 @@ void reductions(const Type& t, const OpInfo& o, uint64_t block, int root, uint64
                    t.name, o.name, static_cast<unsigned long long>(block), rc);
     }
   }
+  // The non-blocking forms (between nodes MPIZip's flat two-shot, whatever --pretend says), with a
+  // message and a blocking reduction between start and wait.
+  {
+    std::vector<uint8_t> rs(block * t.bytes + kGuard, 0xA5), red(count * t.bytes + kGuard, 0xA5);
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    int rc = MPI_Ireduce_scatter_block(in[static_cast<size_t>(rank)].data(), rs.data(),
+                                       static_cast<int>(block), t.mpi, o.mpi, MPI_COMM_WORLD, &req[0]);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Ireduce(in[static_cast<size_t>(rank)].data(), rank == root ? red.data() : nullptr,
+                       static_cast<int>(count), t.mpi, o.mpi, root, MPI_COMM_WORLD, &req[1]);
+    int token = rank, got = -1;
+    MPI_Sendrecv(&token, 1, MPI_INT, (rank + 1) % nranks, 11, &got, 1, MPI_INT,
+                 (rank + nranks - 1) % nranks, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    long one_each = 1, sum = 0;
+    MPI_Allreduce(&one_each, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rc == MPI_SUCCESS) rc = MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    const uint8_t* expect = want.data() + static_cast<uint64_t>(rank) * block * t.bytes;
+    bool good = rc == MPI_SUCCESS && sum == nranks;
+    if (good && !library_runs) good = std::memcmp(rs.data(), expect, block * t.bytes) == 0;
+    if (good && !library_runs && rank == root)
+      good = std::memcmp(red.data(), want.data(), want.size()) == 0;
+    for (size_t i = 0; i < kGuard; ++i) good = good && rs[block * t.bytes + i] == 0xA5;
+    if (!good) {
+      ++failures;
+      std::fprintf(stderr, "rank %d: MPI_Ireduce_scatter_block/MPI_Ireduce %s %s block %llu: wrong (rc %d)\n",
+                   rank, t.name, o.name, static_cast<unsigned long long>(block), rc);
+    }
+  }
   // Reduce to `root`.
   std::vector<uint8_t> out(count * t.bytes + kGuard, 0xA5);
   const int rc = MPI_Reduce(in[static_cast<size_t>(rank)].data(), rank == root ? out.data() : nullptr,
@@ -195,6 +226,31 @@ int main(int argc, char** argv) {
     library_runs = library_runs || std::strcmp(argv[i], "--library") == 0;
     if (std::strcmp(argv[i], "--pretend") == 0 && i + 1 < argc) per_node = std::atoi(argv[++i]);
     quick = quick || std::strcmp(argv[i], "--quick") == 0;
+    scratch_fault = scratch_fault || std::strcmp(argv[i], "--scratch-fault") == 0;
+  }
+  if (scratch_fault) {
+    // One rank runs with MPIZIP_FAULT=scratch: its non-blocking reduce-scatter and reduce between
+    // nodes have no scratch memory. Every rank's call must end with an error (none hangs), and
+    // the communicator must still work.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const Type& t = types[0];
+    const uint64_t block = 4096;
+    std::vector<uint8_t> in = inputs_of(t, rank, block * static_cast<uint64_t>(nranks), Op::kSum, 3, false);
+    std::vector<uint8_t> out(in.size());
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = MPI_Ireduce_scatter_block(in.data(), out.data(), static_cast<int>(block), t.mpi,
+                                       MPI_SUM, MPI_COMM_WORLD, &req);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    int rc2 = MPI_Ireduce(in.data(), out.data(), static_cast<int>(block), t.mpi, MPI_SUM, 0,
+                          MPI_COMM_WORLD, &req);
+    if (rc2 == MPI_SUCCESS) rc2 = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    long one_each = 1, sum = 0;
+    const int rc3 = MPI_Allreduce(&one_each, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    const bool good = rc != MPI_SUCCESS && rc2 != MPI_SUCCESS && rc3 == MPI_SUCCESS && sum == nranks;
+    std::printf("bcast_test: scratch fault: rank %d: %s (rc %d %d %d)\n", rank,
+                good ? "failed as expected" : "WRONG", rc, rc2, rc3);
+    MPI_Finalize();
+    return good ? 0 : 1;
   }
   uint64_t seed = 1;
   const uint64_t P = static_cast<uint64_t>(nranks);
