@@ -1,6 +1,6 @@
 // What the point-to-point protocol needs to know about a communicator, handed down by src/core
 // (which owns the communicator's state): the communicators, the bulk-tag counter, the probed-message
-// queue and the sender's policy.
+// queue, what each stream compresses to, and the sender's policy.
 #pragma once
 
 #include <mpi.h>
@@ -18,6 +18,7 @@ class Transport;
 namespace mpizip::p2p {
 
 class ProbedQueue;
+class StreamRatios;
 
 // How a compressed device buffer is sent (MPIZIP_P2P_PIPELINE).
 enum class Pipeline {
@@ -42,6 +43,12 @@ struct SendPolicy {
   // Test hook (MPIZIP_FAULT=send): a chunked or split send fails right after its match message is
   // posted, as a failed compression would; the receiver is told (p2p/send.cc).
   bool fault_after_match = false;
+  // MPIZIP_COMPRESS: kAuto compresses above the size thresholds, except streams that do not
+  // compress (StreamRatios); kAlways every message whose memory kind compresses (device buffers
+  // to other nodes, host buffers with host_compress), whatever its size and its stream's past;
+  // kNever none.
+  enum class Compress : uint8_t { kAuto, kAlways, kNever };
+  Compress compress = Compress::kAuto;
 };
 
 struct Channel {
@@ -52,6 +59,7 @@ struct Channel {
   transport::Transport* transport = nullptr;   // moves bulk payloads (over the private duplicate)
   std::atomic<uint32_t>* bulk_tags = nullptr;  // next transfer tag (per communicator)
   ProbedQueue* probed = nullptr;
+  StreamRatios* ratios = nullptr;  // what each stream compresses to (null: every message tries)
   SendPolicy policy;
 };
 

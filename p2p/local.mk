@@ -7,7 +7,8 @@ libmpizip_core_la_SOURCES += \
 	p2p/recv.h p2p/recv.cc \
 	p2p/probe.h p2p/probe.cc \
 	p2p/staged.h p2p/staged.cc \
-	p2p/layout.h p2p/layout.cc
+	p2p/layout.h p2p/layout.cc \
+	p2p/stream_ratios.h p2p/stream_ratios.cc
 if HAVE_CUDA
 libmpizip_core_la_SOURCES += p2p/gpu_codec.h p2p/gpu_codec.cc
 else

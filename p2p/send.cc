@@ -8,6 +8,7 @@
 #include "kernels/codec_cpu.h"
 #include "p2p/chunked.h"
 #include "p2p/gpu_codec.h"
+#include "p2p/stream_ratios.h"
 #include "p2p/wire.h"
 #include "src/platform/buffers.h"
 #include "src/platform/device.h"
@@ -48,14 +49,23 @@ class SendOp : public platform::Operation {
 
   // Decides the path and posts what can leave now. An error only when nothing was posted.
   Status start() {
-    const bool wants_compression =
-        app_bytes_ > 0 &&
-        app_bytes_ >= (b_.device ? ch_.policy.gpu_min_bytes : ch_.policy.min_bytes) &&
+    using Compress = SendPolicy::Compress;
+    const Compress mode = ch_.policy.compress;
+    bool wants_compression =
+        mode != Compress::kNever && app_bytes_ > 0 &&
+        (mode == Compress::kAlways ||
+         app_bytes_ >= (b_.device ? ch_.policy.gpu_min_bytes : ch_.policy.min_bytes)) &&
         (b_.device ? ch_.policy.pipeline != Pipeline::kOff : ch_.policy.host_compress) &&
         b_.compressible;
     // Device buffers are not compressed between ranks of one node: CUDA IPC moves them at memory
     // speed. Host buffers follow MPIZIP_HOST_COMPRESS wherever the peer is.
     const bool same_node = ch_.transport != nullptr && ch_.transport->same_node(dest_);
+    // A stream that does not compress travels raw but for its retries (StreamRatios).
+    if (wants_compression && mode == Compress::kAuto && ch_.ratios != nullptr &&
+        (!b_.device || !same_node)) {
+      wants_compression = ch_.ratios->worth_trying(dest_, tag_, b_.dtype);
+    }
+    tried_compression_ = wants_compression && (!b_.device || !same_node);
     bool gpu_failed = false;
     if (wants_compression && b_.device && !same_node && ch_.policy.pipeline == Pipeline::kChunked &&
         ch_.policy.chunk_bytes > 0 && app_bytes_ > ch_.policy.chunk_bytes) {
@@ -206,6 +216,7 @@ class SendOp : public platform::Operation {
       while (s == Status::kOk && (s = job.done(&finished)) == Status::kOk && !finished) {
       }
       if (s == Status::kOk) s = job.result();
+      if (s == Status::kOk) note_ratio(worth_sending(job.size()) ? job.size() : app_bytes_);
       if (s == Status::kOk && worth_sending(job.size())) {
         MPIZIP_CHECK(storage_.resize(job.size()));
         MPIZIP_CHECK(platform::copy_to_host(storage_.data(), job.stream().data(), job.size()));
@@ -237,14 +248,25 @@ class SendOp : public platform::Operation {
     } else if (worth_sending(written)) {
       MPIZIP_CHECK(storage_.resize(written));
       use_storage(Encoding::kCompressed, Memory::kHost);
+      note_ratio(written);
       return Status::kOk;
     }
+    if (ok(s)) note_ratio(app_bytes_);
     if (!staged_.empty()) {  // the CPU codec did not help: send the staged copy
       payload_ = staged_.data();
       payload_where_ = Memory::kHost;
       owned_ = true;
     }
     return Status::kOk;
+  }
+
+  // What an attempt to compress came to, in the stream's ratios (StreamRatios): `wire` bytes for
+  // the message's, raw ones where the codec found nothing to save. Once a message, as soon as it is
+  // known (a send that completes in the background would tell its stream too late otherwise).
+  void note_ratio(uint64_t wire) {
+    if (!tried_compression_ || ch_.ratios == nullptr) return;
+    ch_.ratios->record(dest_, tag_, b_.dtype, app_bytes_, wire);
+    tried_compression_ = false;
   }
 
   // Whether a stream of `stream_bytes` travels instead of the raw bytes: only if it and a header
@@ -412,6 +434,7 @@ class SendOp : public platform::Operation {
                              uint64_t{bulk_tag_} + 1));
     traffic_.wire_bytes = size;
     job_active_ = false;
+    if (ok(error_)) note_ratio(size);  // a split stream is sent even where it saves nothing
     return Status::kOk;
   }
 
@@ -456,6 +479,7 @@ class SendOp : public platform::Operation {
     status_.error = error_;
     storage_.clear();
     staged_.clear();
+    if (ok(error_)) note_ratio(traffic_.compressed ? traffic_.wire_bytes : traffic_.app_bytes);
     if (on_done_) {
       on_done_(traffic_);
       on_done_ = nullptr;
@@ -468,6 +492,7 @@ class SendOp : public platform::Operation {
   bool synchronous_;
   bool buffered_;
   std::function<void(const Traffic&)> on_done_;
+  bool tried_compression_ = false;  // the outcome goes to the stream's ratios (note_ratio)
   uint64_t app_bytes_ = 0;
   Traffic traffic_;
 

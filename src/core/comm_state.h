@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "p2p/probed_queue.h"
+#include "p2p/stream_ratios.h"
 
 namespace mpizip::core {
 
@@ -70,6 +71,7 @@ struct CommState : std::enable_shared_from_this<CommState> {
   std::vector<std::shared_ptr<const CommHints>> hints_held;
   std::atomic<uint32_t> bulk_tags{0};   // next transfer tag
   p2p::ProbedQueue probed;
+  p2p::StreamRatios ratios;  // what each stream's messages compress to (p2p/stream_ratios.h)
   std::array<TypeCounters, 8> sent;     // by format::DType value (1..6)
   std::array<TypeCounters, 8> received;
   // Messages of a protocol signature of at most the bare size (p2p/wire.h): the MPI library's own.

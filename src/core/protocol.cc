@@ -299,6 +299,7 @@ p2p::SendPolicy send_policy_for(const Settings& st) {
   p.pipeline = static_cast<p2p::Pipeline>(st.p2p_pipeline);
   p.chunk_bytes = st.chunk_bytes;  // a multiple of 64 (settings.def): whole elements of every type
   p.fault_after_match = st.fault == kFaultSend;
+  p.compress = static_cast<p2p::SendPolicy::Compress>(st.compress);
   return p;
 }
 
@@ -309,6 +310,7 @@ p2p::Channel channel_of(CommState* s, MPI_Comm comm) {
   ch.transport = s->context ? s->context->p2p_transport.get() : nullptr;
   ch.bulk_tags = &s->bulk_tags;
   ch.probed = &s->probed;
+  ch.ratios = &s->ratios;
   ch.policy = comm_policy(s);  // copied: the operation keeps it whatever hints follow
   return ch;
 }

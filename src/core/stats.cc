@@ -87,6 +87,12 @@ void print_protocol(CommState& s, const std::string& label) {
                   static_cast<unsigned long long>(h));
     line += buf;
   }
+  if (const uint64_t n = s.ratios.incompressible_streams(); n != 0) {
+    std::snprintf(buf, sizeof buf, "%sincompressible streams=%llu sent raw=%llu",
+                  line.empty() ? "" : "; ", static_cast<unsigned long long>(n),
+                  static_cast<unsigned long long>(s.ratios.skipped_messages()));
+    line += buf;
+  }
   if (const uint64_t n = s.nonblocking_collectives.load(std::memory_order_relaxed); n != 0) {
     std::snprintf(buf, sizeof buf, "%snon-blocking collectives=%llu", line.empty() ? "" : "; ",
                   static_cast<unsigned long long>(n));
