@@ -669,30 +669,45 @@ std::optional<int> bcast_hierarchical(const Route& r, void* buf, int count, MPI_
 // owner folds its block into scratch memory, from which it is copied to the output. Half the
 // traffic of the allreduce and its copy. Every rank agrees first that its scratch memory was
 // there (one small allreduce); none where the engine does not take the call.
-std::optional<int> reduce_scatter_between_nodes(const void* sendbuf, void* recvbuf, int recvcount,
-                                                MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+// Where the engine takes a reduce-scatter-block of `recvcount` elements a rank between nodes: its
+// route over the whole input (`total` elements), the rank count and the bytes of one block.
+struct BlockRoute {
+  Route r;
+  int P = 0;
+  uint64_t total = 0;
+  uint64_t block = 0;
+};
+std::optional<BlockRoute> reduce_scatter_route(int recvcount, MPI_Datatype type, MPI_Op op,
+                                               MPI_Comm comm) {
   if (comm == MPI_COMM_NULL || recvcount <= 0) return std::nullopt;
   const int P = comm_size(comm);
   const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
   if (P < 2 || total > INT_MAX) return std::nullopt;
   auto r = route(static_cast<int>(total), type, op, comm);
   if (!r || !between_nodes(*r)) return std::nullopt;
-  const uint64_t eb = format::elem_bytes(r->dtype), block = static_cast<uint64_t>(recvcount) * eb;
+  const uint64_t block = static_cast<uint64_t>(recvcount) * format::elem_bytes(r->dtype);
   if (block % 16 != 0) return std::nullopt;
-  if (auto rc = reduce_scatter_hierarchical(*r, sendbuf, recvbuf, recvcount, type, op, comm))
+  return BlockRoute{std::move(*r), P, total, block};
+}
+
+std::optional<int> reduce_scatter_between_nodes(const void* sendbuf, void* recvbuf, int recvcount,
+                                                MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  auto b = reduce_scatter_route(recvcount, type, op, comm);
+  if (!b) return std::nullopt;
+  if (auto rc = reduce_scatter_hierarchical(b->r, sendbuf, recvbuf, recvcount, type, op, comm))
     return rc;
   Scratch scratch;
-  const bool have = ok(scratch.take(block * static_cast<uint64_t>(P),
+  const bool have = ok(scratch.take(b->block * static_cast<uint64_t>(b->P),
                                     platform::is_device_pointer(recvbuf)));
   if (!every_rank(have, comm)) return std::nullopt;
   const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  const int rc = run_twoshot(*r, input, scratch.data, static_cast<int>(total), comm,
+  const int rc = run_twoshot(b->r, input, scratch.data, static_cast<int>(b->total), comm,
                              coll::AllreduceArgs::Shape::kReduceScatter, 0,
                              "MPI_Reduce_scatter_block");
   if (rc != MPI_SUCCESS) return rc;
   int me = 0;
   PMPI_Comm_rank(comm, &me);
-  const Status c = copy_any(recvbuf, scratch.data + static_cast<uint64_t>(me) * block, block);
+  const Status c = copy_any(recvbuf, scratch.data + static_cast<uint64_t>(me) * b->block, b->block);
   return ok(c) ? MPI_SUCCESS : raise(comm, c, "MPI_Reduce_scatter_block: its block's copy");
 }
 
@@ -722,8 +737,8 @@ std::optional<int> reduce_between_nodes(const void* sendbuf, void* recvbuf, int 
 }
 
 
-// A non-blocking collective on the two-shot with scratch memory of its own: the operation, then
-// (on success) `bytes` from `from` in the scratch memory to `to`.
+// A non-blocking collective on the two-shot, with the scratch memory it ran into (if any): the
+// operation, then (on success) `bytes` from `from` in the scratch memory to `to`.
 class WithScratch final : public platform::Operation {
  public:
   WithScratch(std::unique_ptr<platform::Operation> op, std::unique_ptr<Scratch> scratch, void* to,
@@ -747,9 +762,10 @@ class WithScratch final : public platform::Operation {
   uint64_t bytes_;
 };
 
-// Starts a non-blocking two-shot over `count` elements of `r` into scratch memory of `scratch_bytes`
-// (output there; the caller's `to` gets `copy_bytes` from `copy_at` in it at the end), or straight
-// into `out` when scratch_bytes is 0. A rank whose scratch memory is not there takes part failing
+// Starts a non-blocking two-shot (MPI_Iallreduce, MPI_Ibcast, MPI_Ireduce, MPI_Ireduce_scatter_block)
+// over `count` elements of `r` into scratch memory of `scratch_bytes` (output there; the caller's
+// `out` gets `copy_bytes` from `copy_at` in it at the end), or straight into `out` when
+// scratch_bytes is 0. A rank whose scratch memory is not there takes part failing
 // (AllreduceArgs::local_error), so that the call ends with an error on every rank, as a
 // non-blocking call may not wait for the agreement the blocking forms make.
 int start_nonblocking(const Route& r, const void* in, void* out, int count, MPI_Comm comm,
@@ -763,13 +779,12 @@ int start_nonblocking(const Route& r, const void* in, void* out, int count, MPI_
                                                           : scratch->take(scratch_bytes, scratch_device);
     if (!ok(local)) MPIZIP_WARN("%s: no scratch memory here (%s)", what, status_string(local));
   }
-  void* to = out;
   void* target = scratch_bytes > 0 ? static_cast<void*>(scratch->data) : out;
   std::unique_ptr<platform::Operation> o;
   int rc = report(start_twoshot(r, in, target, count, comm, &o, shape, root, local), what);
   if (rc != MPI_SUCCESS) return raise(comm, rc);
   const uint8_t* from = scratch->data != nullptr ? scratch->data + copy_at : nullptr;
-  auto whole = std::make_unique<WithScratch>(std::move(o), std::move(scratch), to, from,
+  auto whole = std::make_unique<WithScratch>(std::move(o), std::move(scratch), out, from,
                                              from != nullptr ? copy_bytes : 0);
   rc = request_start(std::move(whole), comm, request);
   if (rc == MPI_SUCCESS && stats_on())
@@ -781,22 +796,16 @@ int start_nonblocking(const Route& r, const void* in, void* out, int count, MPI_
 std::optional<int> ireduce_scatter_between_nodes(const void* sendbuf, void* recvbuf, int recvcount,
                                                  MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                                                  MPI_Request* request) {
-  if (comm == MPI_COMM_NULL || recvcount <= 0) return std::nullopt;
-  const int P = comm_size(comm);
-  const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
-  if (P < 2 || total > INT_MAX) return std::nullopt;
-  auto r = route(static_cast<int>(total), type, op, comm);
-  if (!r || !between_nodes(*r)) return std::nullopt;
-  const uint64_t eb = format::elem_bytes(r->dtype), block = static_cast<uint64_t>(recvcount) * eb;
-  if (block % 16 != 0) return std::nullopt;
+  auto b = reduce_scatter_route(recvcount, type, op, comm);
+  if (!b) return std::nullopt;
   int me = 0;
   PMPI_Comm_rank(comm, &me);
   const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  return start_nonblocking(*r, input, recvbuf, static_cast<int>(total), comm,
+  return start_nonblocking(b->r, input, recvbuf, static_cast<int>(b->total), comm,
                            coll::AllreduceArgs::Shape::kReduceScatter, 0,
-                           block * static_cast<uint64_t>(P), platform::is_device_pointer(recvbuf),
-                           static_cast<uint64_t>(me) * block, block, "MPI_Ireduce_scatter_block",
-                           request);
+                           b->block * static_cast<uint64_t>(b->P),
+                           platform::is_device_pointer(recvbuf), static_cast<uint64_t>(me) * b->block,
+                           b->block, "MPI_Ireduce_scatter_block", request);
 }
 
 // MPI_Ireduce between nodes: as reduce_between_nodes, non-blocking.
@@ -949,14 +958,8 @@ int routed_ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm co
   if (count > 0 && comm != MPI_COMM_NULL) {
     auto r = route(count, type, MPI_SUM, comm);
     if (r && root >= 0 && root < r->state->size && between_nodes(*r)) {
-      std::unique_ptr<platform::Operation> o;
-      int rc = report(start_twoshot(*r, buf, buf, count, comm, &o,
-                                    coll::AllreduceArgs::Shape::kBcast, root),
-                      "MPI_Ibcast");
-      if (rc == MPI_SUCCESS) rc = request_start(std::move(o), comm, request);
-      if (rc == MPI_SUCCESS && stats_on())
-        r->state->nonblocking_collectives.fetch_add(1, std::memory_order_relaxed);
-      return raise(comm, rc);
+      return start_nonblocking(*r, buf, buf, count, comm, coll::AllreduceArgs::Shape::kBcast, root,
+                               0, false, 0, 0, "MPI_Ibcast", request);
     }
   }
   return ibcast(buf, count, type, root, comm, request);
@@ -1179,12 +1182,9 @@ int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
   }
   auto r = route(count, type, op, comm);
   if (!r) return staged_iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
-  std::unique_ptr<platform::Operation> o;
-  int rc = report(start_twoshot(*r, sendbuf, recvbuf, count, comm, &o), "MPI_Iallreduce");
-  if (rc == MPI_SUCCESS) rc = request_start(std::move(o), comm, request);
-  if (rc == MPI_SUCCESS && stats_on())
-    r->state->nonblocking_collectives.fetch_add(1, std::memory_order_relaxed);
-  return raise(comm, rc);
+  return start_nonblocking(*r, sendbuf, recvbuf, count, comm,
+                           coll::AllreduceArgs::Shape::kAllreduce, 0, 0, false, 0, 0,
+                           "MPI_Iallreduce", request);
 }
 
 bool coll_wanted(const Settings& st) { return st.allreduce != kAllreduceOff; }
