@@ -127,7 +127,7 @@ class DeviceBackend : public Backend {
     }
     const uint64_t bytes = count * format::elem_bytes(t);
     const bool faster = streams >= 2 && (format::elem_bytes(t) == 2 || bytes <= kFuseAnyBytes);
-    if (streams == 0 || !faster || !gpu::fold_fusable(f.data(), n, out))
+    if (streams == 0 || !faster || !gpu::fold_decodes(t) || !gpu::fold_fusable(f.data(), n, out))
       return Backend::fold(t, op, inputs, n, out, count, results);
     if (!jobs.empty()) MPIZIP_CHECK(decompress(t, jobs.data(), static_cast<int>(jobs.size()), results));
     return gpu::decode_fold(t, op, f.data(), n, out, count, workspace_.get(), workspace_.size(),

@@ -156,6 +156,10 @@ struct FoldInput {
   uint64_t stream_bytes;
 };
 bool fold_fusable(const FoldInput* inputs, int n, const void* out);
+// Whether the fused kernel decodes streams of type t: every float type but fp8 E4M3, whose symbols
+// carry two elements each (kernels/split.cuh); decode_fold() answers kUnsupported for it, and its
+// callers decode, then reduce.
+constexpr bool fold_decodes(format::DType t) { return t != format::DType::kE4m3; }
 Status decode_fold(format::DType t, reduce::Op op, const FoldInput* inputs, int n, void* out, uint64_t count,
                    void* workspace, uint64_t workspace_bytes, DeviceResult* results, void* stream);
 

@@ -51,6 +51,7 @@ Status decode_fold(DType t, Op op, const FoldInput* inputs, int n, void* out, ui
       workspace_bytes < scan::kStateBytes || !reduce::dtype_reducible(t) || !reduce::valid(reduce::type_of(t), op) ||
       count > (uint64_t{1} << 58))
     return Status::kInvalidArgument;
+  if (!fold_decodes(t)) return Status::kUnsupported;
   static_assert(sizeof(fold::Params) <= 4096, "kernel parameters fit the launch limit");
   fold::Params p{};
   p.n = n;

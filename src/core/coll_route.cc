@@ -17,6 +17,7 @@
 #include "coll/hierarchical.h"
 #include "coll/tma_coll.h"
 #include "include/mpizip.h"
+#include "p2p/layout.h"
 #include "src/core/agreement.h"
 #include "src/core/coll_staging.h"
 #include "src/core/comm_state.h"
@@ -767,14 +768,14 @@ class WithScratch final : public platform::Operation {
 // `out` gets `copy_bytes` from `copy_at` in it at the end), or straight into `out` when
 // scratch_bytes is 0. A rank whose scratch memory is not there takes part failing
 // (AllreduceArgs::local_error), so that the call ends with an error on every rank, as a
-// non-blocking call may not wait for the agreement the blocking forms make.
+// non-blocking call may not wait for the agreement the blocking forms make; `local`, an error of
+// this rank's found before the start, takes part failing the same way.
 int start_nonblocking(const Route& r, const void* in, void* out, int count, MPI_Comm comm,
                       coll::AllreduceArgs::Shape shape, int root, uint64_t scratch_bytes,
                       bool scratch_device, uint64_t copy_at, uint64_t copy_bytes, const char* what,
-                      MPI_Request* request) {
+                      MPI_Request* request, Status local = Status::kOk) {
   auto scratch = std::make_unique<Scratch>();
-  Status local = Status::kOk;
-  if (scratch_bytes > 0) {
+  if (scratch_bytes > 0 && ok(local)) {
     local = comm_settings(r.state).fault == kFaultScratch ? Status::kOutOfMemory  // MPIZIP_FAULT
                                                           : scratch->take(scratch_bytes, scratch_device);
     if (!ok(local)) MPIZIP_WARN("%s: no scratch memory here (%s)", what, status_string(local));
@@ -824,7 +825,72 @@ std::optional<int> ireduce_between_nodes(const void* sendbuf, void* recvbuf, int
                            request);
 }
 
+// A rank's own block of an allgather between nodes into its place in the output: copied where the
+// send datatype is the contiguous run of the block's bytes, else packed (MPI_Pack's order is the
+// signature's, the bytes MPI's allgather delivers; a device buffer through a host copy of its
+// span). A send of another size than the block is MPI_ERR_TRUNCATE, as the MPI library's
+// allgather reports it.
+Status place_own_block(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* mine,
+                       uint64_t block, MPI_Comm comm) {
+  const uint64_t size = type_size(sendtype);
+  if (sendcount < 0 || static_cast<uint64_t>(sendcount) * size != block) {
+    return Status::mpi(MPI_ERR_TRUNCATE);
+  }
+  if (contiguous(sendtype)) return copy_any(mine, sendbuf, block);
+  p2p::Layout l;
+  l.buf = const_cast<void*>(sendbuf);
+  l.count = sendcount;
+  l.type = sendtype;
+  l.comm = comm;
+  l.device = platform::is_device_pointer(sendbuf);
+  l.elems = size;
+  l.elem_bytes = 1;
+  platform::HostBuffer packed;
+  MPIZIP_CHECK(p2p::pack(l, &packed));
+  return copy_any(mine, packed.data(), block);
+}
+
+// MPI_Iallgather between nodes: the two-shot's all-gather phase as MPIZip's operation (the flat
+// form), where allgather_between_nodes would take the call. Decided from the receive arguments
+// alone, which every rank shares, so no agreement round: a rank's own block goes into the output
+// first whatever its send datatype (place_own_block), and a rank whose block could not be placed
+// takes part failing, so that the call ends with an error on every rank.
+std::optional<int> iallgather_between_nodes(const void* sendbuf, int sendcount,
+                                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                            MPI_Datatype recvtype, MPI_Comm comm,
+                                            MPI_Request* request) {
+  if (comm == MPI_COMM_NULL || recvcount <= 0) return std::nullopt;
+  const int P = comm_size(comm);
+  const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
+  const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
+  if (P < 2 || block % 16 != 0 || total > INT_MAX) return std::nullopt;
+  auto r = route(static_cast<int>(total), recvtype, MPI_SUM, comm);
+  if (!r || !between_nodes(*r)) return std::nullopt;
+  int me = 0;
+  PMPI_Comm_rank(comm, &me);
+  Status local = Status::kOk;
+  if (sendbuf != MPI_IN_PLACE) {
+    char* mine = static_cast<char*>(recvbuf) + static_cast<uint64_t>(me) * block;
+    local = place_own_block(sendbuf, sendcount, sendtype, mine, block, comm);
+    if (!ok(local)) MPIZIP_WARN("MPI_Iallgather: this rank's block not placed (%s)", status_string(local));
+  }
+  return start_nonblocking(*r, recvbuf, recvbuf, static_cast<int>(total), comm,
+                           coll::AllreduceArgs::Shape::kAllgather, 0, 0, false, 0, 0,
+                           "MPI_Iallgather", request, local);
+}
+
 }  // namespace
+
+int routed_iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (!small_passes_on(bytes_of_call(recvcount, recvtype) * static_cast<uint64_t>(comm_size(comm)),
+                       recvtype, comm)) {
+    if (auto rc = iallgather_between_nodes(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, comm, request))
+      return *rc;
+  }
+  return iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
 
 int routed_ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                  MPI_Datatype type, MPI_Op op, MPI_Comm comm,

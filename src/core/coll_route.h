@@ -43,6 +43,10 @@ int routed_ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype t
 // (the flat form, pieces of float types compressed), where MPI_Bcast would take it; else staged.
 int routed_ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
                   MPI_Request* request);
+// MPI_Iallgather: between nodes, the two-shot's all-gather phase as MPIZip's operation (the flat
+// form, float blocks compressed), where MPI_Allgather would take it; else staged.
+int routed_iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
 int routed_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 int routed_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

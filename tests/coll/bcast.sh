@@ -22,6 +22,12 @@ for np in 2 3 4; do
   MPIZIP_TEST_ENV="$base MPIZIP_ALLREDUCE=off" run_mpi mpizip "$np" "$prog" --library ||
     fail "the MPI library's collectives, $np ranks"
 done
+# MPI_Iallgather alone, compressed: every call on the two-shot (contiguous, in place and strided
+# send datatypes: 2 counts x 3 forms x every type), counted by the statistics.
+MPIZIP_TEST_ENV="$base MPIZIP_STATS=1" run_mpi mpizip 3 "$prog" --iallgather-only >"$out" 2>&1 ||
+  { cat "$out"; fail "MPI_Iallgather, 3 ranks"; }
+n=$(grep -o "non-blocking collectives=[0-9]*" "$out" | head -n 1 | cut -d= -f2)
+[ "${n:-0}" -ge 24 ] || { cat "$out"; fail "MPI_Iallgather: ${n:-no} non-blocking collectives counted, not 6 a type (at least 24)"; }
 # A rank without scratch memory for its non-blocking reduce-scatter and reduce (MPIZIP_FAULT=scratch
 # on rank 1): every rank's call fails, none hangs, the communicator still works.
 MPIZIP_TEST_ENV="$base" timeout -k 10 120 sh -c ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip 3 \

@@ -10,7 +10,8 @@
 // deliver every rank's block. Between nodes MPIZip runs both on its two-shot engine (pieces
 // compressed on the wire: coll/allreduce.h, AllreduceArgs::Shape); the script checks that from the
 // statistics. Also broadcasts interleaved with point-to-point traffic, non-blocking broadcasts
-// (MPI_Ibcast) overlapped with both, MPI_Ireduce_scatter_block and MPI_Ireduce, and a broadcast
+// (MPI_Ibcast) overlapped with both, MPI_Iallgather (in place, and from a strided send datatype),
+// MPI_Ireduce_scatter_block and MPI_Ireduce, and a broadcast
 // of MPI_INT (the MPI library's).
 #include <mpi.h>
 
@@ -88,19 +89,54 @@ void one_nonblocking(const Type& t, int root, uint64_t count, uint64_t seed) {
   }
 }
 
-void gather(const Type& t, uint64_t count, bool in_place, uint64_t seed) {
+// How an allgather is called: blocking or not (MPI_Iallgather, with point-to-point traffic between
+// its start and its wait), in place, or from a strided send datatype (every other element of a
+// buffer twice the block, the same signature as the receive's: MPIZip packs it into the rank's
+// block; the blocking form passes such a call to the MPI library).
+enum class Gather { kBlocking, kInPlace, kStrided, kNonblocking, kNonblockingInPlace, kNonblockingStrided };
+
+void gather(const Type& t, uint64_t count, Gather how, uint64_t seed) {
   const uint64_t block = count * t.bytes, P = static_cast<uint64_t>(nranks);
   std::vector<uint8_t> out(block * P + kGuard, 0xA5);
   const std::vector<uint8_t> mine = data_of(t, count, seed * 31 + static_cast<uint64_t>(rank));
-  int rc;
+  const bool in_place = how == Gather::kInPlace || how == Gather::kNonblockingInPlace;
+  const bool strided = how == Gather::kStrided || how == Gather::kNonblockingStrided;
+  const bool nonblocking = how == Gather::kNonblocking || how == Gather::kNonblockingInPlace ||
+                           how == Gather::kNonblockingStrided;
+  std::vector<uint8_t> spread(strided ? 2 * block : 0, 0x5A);
+  MPI_Datatype every_other = MPI_DATATYPE_NULL;
+  const void* send = mine.data();
+  MPI_Datatype send_type = t.mpi;
+  int send_count = static_cast<int>(count);
   if (in_place) {
     std::memcpy(out.data() + block * static_cast<uint64_t>(rank), mine.data(), block);
-    rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out.data(), static_cast<int>(count),
-                       t.mpi, MPI_COMM_WORLD);
-  } else {
-    rc = MPI_Allgather(mine.data(), static_cast<int>(count), t.mpi, out.data(),
-                       static_cast<int>(count), t.mpi, MPI_COMM_WORLD);
+    send = MPI_IN_PLACE;
+    send_type = MPI_DATATYPE_NULL;
+    send_count = 0;
+  } else if (strided) {
+    for (uint64_t i = 0; i < count; ++i)
+      std::memcpy(spread.data() + 2 * i * t.bytes, mine.data() + i * t.bytes, t.bytes);
+    MPI_Type_vector(static_cast<int>(count), 1, 2, t.mpi, &every_other);
+    MPI_Type_commit(&every_other);
+    send = spread.data();
+    send_type = every_other;
+    send_count = 1;
   }
+  int rc;
+  if (nonblocking) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    rc = MPI_Iallgather(send, send_count, send_type, out.data(), static_cast<int>(count), t.mpi,
+                        MPI_COMM_WORLD, &req);
+    int token = rank, got = -1;
+    MPI_Sendrecv(&token, 1, MPI_INT, (rank + 1) % nranks, 11, &got, 1, MPI_INT,
+                 (rank + nranks - 1) % nranks, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (got != (rank + nranks - 1) % nranks) ++failures;
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+  } else {
+    rc = MPI_Allgather(send, send_count, send_type, out.data(), static_cast<int>(count), t.mpi,
+                       MPI_COMM_WORLD);
+  }
+  if (every_other != MPI_DATATYPE_NULL) MPI_Type_free(&every_other);
   bool good = rc == MPI_SUCCESS;
   for (uint64_t q = 0; q < P && good; ++q) {
     const std::vector<uint8_t> want = data_of(t, count, seed * 31 + q);
@@ -109,8 +145,9 @@ void gather(const Type& t, uint64_t count, bool in_place, uint64_t seed) {
   for (size_t i = 0; i < kGuard; ++i) good = good && out[block * P + i] == 0xA5;
   if (!good) {
     ++failures;
-    std::fprintf(stderr, "rank %d: MPI_Allgather %s count %llu%s: wrong (rc %d)\n", rank, t.name,
-                 static_cast<unsigned long long>(count), in_place ? " in place" : "", rc);
+    std::fprintf(stderr, "rank %d: MPI_%sallgather %s count %llu%s: wrong (rc %d)\n", rank,
+                 nonblocking ? "I" : "A", t.name, static_cast<unsigned long long>(count),
+                 in_place ? " in place" : strided ? " strided" : "", rc);
   }
 }
 
@@ -126,6 +163,8 @@ int per_node = 0;
 bool quick = false;
 // --scratch-fault: only the failure of a rank's scratch memory (MPIZIP_FAULT=scratch on one rank).
 bool scratch_fault = false;
+// --iallgather-only: the non-blocking allgathers alone (the script counts them in the statistics).
+bool iallgather_only = false;
 
 void reductions(const Type& t, const OpInfo& o, uint64_t block, int root, uint64_t seed) {
   const uint64_t P = static_cast<uint64_t>(nranks), count = block * P;
@@ -227,6 +266,19 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--pretend") == 0 && i + 1 < argc) per_node = std::atoi(argv[++i]);
     quick = quick || std::strcmp(argv[i], "--quick") == 0;
     scratch_fault = scratch_fault || std::strcmp(argv[i], "--scratch-fault") == 0;
+    iallgather_only = iallgather_only || std::strcmp(argv[i], "--iallgather-only") == 0;
+  }
+  if (iallgather_only) {
+    uint64_t seed = 7;
+    for (const Type& t : types)
+      for (uint64_t count : {uint64_t{8}, uint64_t{65536}})
+        for (Gather how : {Gather::kNonblocking, Gather::kNonblockingInPlace, Gather::kNonblockingStrided})
+          gather(t, count, how, seed++);
+    long mine = failures, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) std::printf("bcast_test: iallgather only, %d ranks, %ld failures\n", nranks, all);
+    MPI_Finalize();
+    return all == 0 ? 0 : 1;
   }
   if (scratch_fault) {
     // One rank runs with MPIZIP_FAULT=scratch: its non-blocking reduce-scatter and reduce between
@@ -289,8 +341,9 @@ int main(int argc, char** argv) {
   }
   for (const Type& t : types)
     for (uint64_t count : {uint64_t{8}, uint64_t{1001}, uint64_t{65536}, uint64_t{250000}})
-      for (bool in_place : {false, true})
-        if (!quick || count < 100000) gather(t, count, in_place, seed++);
+      for (Gather how : {Gather::kBlocking, Gather::kInPlace, Gather::kStrided, Gather::kNonblocking,
+                         Gather::kNonblockingInPlace, Gather::kNonblockingStrided})
+        if (!quick || count < 100000) gather(t, count, how, seed++);
   for (const Type& t : types) {
     // bf16 and fp16 reach the MPI library with MPIZip's own operation (library_op).
     for (const OpInfo& o : kOps)

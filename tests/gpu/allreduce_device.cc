@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
       g_hashes = std::fopen(argv[++i], "w");
     if (std::string(argv[i]) == "--fault") fault_mode = true;
   }
-  const std::vector<Type> types = test_types(true);
+  const std::vector<Type> types = test_types(true, true);  // fp8 too: E4M3 decoded, then folded
   if (fault_mode) {
     fault(types[2]);
     int total = 0;

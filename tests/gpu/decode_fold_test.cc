@@ -45,6 +45,8 @@ std::vector<uint8_t> input(DType t, int r, uint64_t count) {
         case DType::kBf16: bits = reduce::f32_to_bf16(f); break;
         case DType::kFp16: bits = reduce::f32_to_fp16(f); break;
         case DType::kFp32: bits = u; break;
+        case DType::kE4m3: bits = reduce::f32_to_fp8<4, 3>(f); break;
+        case DType::kE5m2: bits = reduce::f32_to_fp8<5, 2>(f); break;
         default: std::memcpy(&bits, &d, 8); break;
       }
     }
@@ -191,7 +193,8 @@ void check(DType t, Op op, int n, int raw, uint64_t count, const std::vector<Mak
   EXPECT_TRUE(got == reference(t, op, in, count));
 }
 
-constexpr DType kTypes[] = {DType::kBf16, DType::kFp16, DType::kFp32, DType::kFp64};
+// The types the fused kernel decodes (gpu::fold_decodes): E4M3 is decoded, then reduced.
+constexpr DType kTypes[] = {DType::kBf16, DType::kFp16, DType::kFp32, DType::kFp64, DType::kE5m2};
 constexpr Op kOps[] = {Op::kSum, Op::kProd, Op::kMin, Op::kMax};
 
 TEST(DecodeFold, MatchesDecodeThenReduce) {
@@ -330,7 +333,9 @@ TEST(DecodeFold, RejectsBadArguments) {
   EXPECT_TRUE(gpu::fold_fusable(in, 4, a.get()));
   EXPECT_FALSE(gpu::fold_fusable(in, 4, a.get() + 4));  // unaligned output
   EXPECT_EQ(fold(DType::kFp32, Op::kSum, 4, a.get() + 4), Status::kInvalidArgument);
-  EXPECT_EQ(fold(DType::kE5m2, Op::kSum, 2, a.get()), Status::kInvalidArgument);
+  EXPECT_EQ(fold(static_cast<DType>(7), Op::kSum, 2, a.get()), Status::kInvalidArgument);  // no such type
+  EXPECT_FALSE(gpu::fold_decodes(DType::kE4m3));
+  EXPECT_EQ(fold(DType::kE4m3, Op::kSum, 2, a.get()), Status::kUnsupported);
   EXPECT_EQ(fold(DType::kFp32, static_cast<Op>(9), 2, a.get()), Status::kInvalidArgument);
   EXPECT_EQ(fold(DType::kFp32, Op::kSum, 0, a.get()), Status::kInvalidArgument);
 }
