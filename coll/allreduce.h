@@ -118,8 +118,11 @@ struct AllreduceArgs {
   // piece alone under MAX is that piece, bit for bit); or an allgather (the all-gather phase
   // alone: each rank's shard, which is its block of the output and holds its data already, goes
   // compressed once to every other rank; the caller makes shards the ranks' blocks: a block of a
-  // multiple of 16 bytes, coll/plan.h).
-  enum class Shape : uint8_t { kAllreduce, kReduceScatter, kReduce, kBcast, kAllgather };
+  // multiple of 16 bytes, coll/plan.h); or an alltoall (the reduce-scatter phase alone, each
+  // contribution placed instead of folded: rank r's shard q, its block for rank q, goes to q,
+  // compressed once, and lands in q's output block r; op is MAX, as for a broadcast; input and
+  // output are distinct buffers in the same memory, and the caller makes shards the blocks).
+  enum class Shape : uint8_t { kAllreduce, kReduceScatter, kReduce, kBcast, kAllgather, kAlltoall };
   Shape shape = Shape::kAllreduce;
   int root = 0;  // kReduce, kBcast
   // Not kOk: this rank cannot take part (its caller's scratch memory was not there, say). It

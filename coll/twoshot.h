@@ -149,8 +149,8 @@ class TwoShot : public platform::Operation {
 
   // Whether rank `from` sends rank `to` its reduce-scatter (all-gather) message of a piece: always
   // in an allreduce; in a broadcast the reduce-scatter comes from the root alone and the
-  // all-gather goes to every rank but the root; an allgather has no reduce-scatter
-  // (AllreduceArgs::shape).
+  // all-gather goes to every rank but the root; an allgather has no reduce-scatter, a
+  // reduce-scatter and an alltoall no all-gather (AllreduceArgs::shape).
   bool rs_flows(int from, int to) const {
     using S = AllreduceArgs::Shape;
     switch (a_.shape) {
@@ -162,7 +162,7 @@ class TwoShot : public platform::Operation {
   bool ag_flows(int from, int to) const {
     using S = AllreduceArgs::Shape;
     switch (a_.shape) {
-      case S::kReduceScatter: return false;
+      case S::kReduceScatter: case S::kAlltoall: return false;
       case S::kReduce: return from != to && to == a_.root;
       case S::kBcast: return from != to && to != a_.root;
       default: return from != to;

@@ -250,6 +250,23 @@ Status TwoShot::fold(Piece& p) {
     return Status::kOk;
   }
   const Range mine = plan_.piece(me_, p.j);
+  if (a_.shape == AllreduceArgs::Shape::kAlltoall) {
+    // Each contribution alone into its place: rank q's piece of this rank's block goes to output
+    // block q (shard q), at the piece's offset in the block; a fold of one operand under MAX is
+    // that operand, bit for bit, decoded where it came compressed.
+    const uint64_t at = mine.begin - plan_.shard(me_).begin;
+    for (int q = 0; q < nranks_; ++q) {
+      FoldInput one{p.inputs[q], p.streams[q], nullptr};
+      if (p.streams[q] != 0) one.temp = work(p, layout_.peer[q].rs_temp);
+      MPIZIP_CHECK(backend_->fold(a_.dtype, a_.op, &one, 1, out_at(plan_.shard(q).begin + at),
+                                  mine.size(), results(p, kRsDecode) + p.rs_decodes));
+      p.rs_decodes += p.streams[q] != 0 ? 1 : 0;
+    }
+    MPIZIP_CHECK(backend_->fence(&p.fold_fence));
+    p.folded = true;
+    p.ag_step = SendStep::kEncoding;
+    return Status::kOk;
+  }
   uint8_t* out = out_at(mine.begin);
   FoldInput in[kMaxRanks];
   int n = 0, streams = 0;

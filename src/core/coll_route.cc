@@ -130,11 +130,12 @@ Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int cou
   a.output = recvbuf;
   a.count = static_cast<uint64_t>(count);
   a.dtype = r.dtype;
-  // A broadcast's owner "folds" the root's piece alone (an allgather folds nothing): under MAX a
-  // fold of one operand is that operand, bit for bit (SUM would make its NaNs canonical,
-  // kernels/reduce.h).
+  // A broadcast's owner "folds" the root's piece alone, an alltoall's owner each piece alone (an
+  // allgather folds nothing): under MAX a fold of one operand is that operand, bit for bit (SUM
+  // would make its NaNs canonical, kernels/reduce.h).
   const bool copies = shape == coll::AllreduceArgs::Shape::kBcast ||
-                      shape == coll::AllreduceArgs::Shape::kAllgather;
+                      shape == coll::AllreduceArgs::Shape::kAllgather ||
+                      shape == coll::AllreduceArgs::Shape::kAlltoall;
   a.op = copies ? kernels::reduce::Op::kMax : r.op;
   a.shape = shape;
   a.root = root;
@@ -879,6 +880,51 @@ std::optional<int> iallgather_between_nodes(const void* sendbuf, int sendcount,
                            "MPI_Iallgather", request, local);
 }
 
+// Across nodes: an alltoall of a float type on the two-shot's engine (its reduce-scatter phase,
+// each contribution placed instead of folded: AllreduceArgs::Shape::kAlltoall), where the two-shot
+// would take an allreduce of the whole output and each block is a multiple of 16 bytes (so that
+// the engine's shards are the blocks): each block crosses to its rank once, compressed. The input
+// must be a buffer of its own in the output's kind of memory, the blocks back to back: an
+// MPI_IN_PLACE call, a non-contiguous send datatype or a send buffer in the other memory is
+// copied (packed) into scratch memory first. A rank whose input could not be placed says so in one
+// small allreduce, and every rank then passes the call on. None where the engine does not take
+// the call.
+std::optional<int> alltoall_between_nodes(const void* sendbuf, int sendcount,
+                                          MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                          MPI_Datatype recvtype, MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || recvcount <= 0) return std::nullopt;
+  const int P = comm_size(comm);
+  const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
+  const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
+  if (P < 2 || block % 16 != 0 || total > INT_MAX) return std::nullopt;
+  auto r = route(static_cast<int>(total), recvtype, MPI_SUM, comm);
+  if (!r || !between_nodes(*r)) return std::nullopt;
+  const uint64_t bytes = block * static_cast<uint64_t>(P);
+  const bool device = platform::is_device_pointer(recvbuf);
+  const void* input = sendbuf;
+  Scratch scratch;
+  Status s = Status::kOk;
+  if (sendbuf == MPI_IN_PLACE) {
+    s = scratch.take(bytes, device);
+    if (ok(s)) s = copy_any(scratch.data, recvbuf, bytes);
+    input = scratch.data;
+  } else if (static_cast<uint64_t>(sendcount) * type_size(sendtype) != block ||
+             static_cast<uint64_t>(sendcount) * static_cast<uint64_t>(P) > INT_MAX) {
+    s = Status::mpi(MPI_ERR_TRUNCATE);
+  } else if (!contiguous(sendtype) || platform::is_device_pointer(sendbuf) != device) {
+    s = scratch.take(bytes, device);
+    if (ok(s)) s = place_own_block(sendbuf, sendcount * P, sendtype, scratch.data, bytes, comm);
+    input = scratch.data;
+  }
+  if (!ok(s)) {
+    MPIZIP_INFO("MPI_Alltoall: this rank's input could not be placed (%s); the MPI library's "
+                "alltoall runs instead", status_string(s));
+  }
+  if (!every_rank(ok(s), comm)) return std::nullopt;
+  return run_twoshot(*r, input, recvbuf, static_cast<int>(total), comm,
+                     coll::AllreduceArgs::Shape::kAlltoall, 0, "MPI_Alltoall");
+}
+
 }  // namespace
 
 int routed_iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -1086,6 +1132,9 @@ int routed_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
   if (auto a = block_args(Kind::kAlltoall, sendbuf, sendtype, recvbuf, recvcount, recvtype)) {
     if (auto rc = on_engine(comm, *a, "MPI_Alltoall (intra-node)", std::nullopt)) return *rc;
   }
+  if (auto rc = alltoall_between_nodes(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                       comm))
+    return *rc;
   return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# MPI_Bcast, MPI_Ibcast, MPI_Allgather, MPI_Reduce_scatter_block and MPI_Reduce of float types on host buffers
+# MPI_Bcast, MPI_Ibcast, MPI_Allgather, MPI_Iallgather, MPI_Alltoall, MPI_Reduce_scatter_block and MPI_Reduce of float types on host buffers
 # (tests/coll/bcast_test.cc) on 2, 3 and 4 ranks, every rank its own node (MPIZIP_FORCE_INTERNODE=1) with host compression, so that
 # MPIZip runs them on its two-shot engine with their pieces compressed (the statistics must show
 # compressed messages); then uncompressed (MPIZIP_ALLREDUCE_COMPRESS=0); then with
@@ -22,12 +22,23 @@ for np in 2 3 4; do
   MPIZIP_TEST_ENV="$base MPIZIP_ALLREDUCE=off" run_mpi mpizip "$np" "$prog" --library ||
     fail "the MPI library's collectives, $np ranks"
 done
-# MPI_Iallgather alone, compressed: every call on the two-shot (contiguous, in place and strided
-# send datatypes: 2 counts x 3 forms x every type), counted by the statistics.
-MPIZIP_TEST_ENV="$base MPIZIP_STATS=1" run_mpi mpizip 3 "$prog" --iallgather-only >"$out" 2>&1 ||
-  { cat "$out"; fail "MPI_Iallgather, 3 ranks"; }
-n=$(grep -o "non-blocking collectives=[0-9]*" "$out" | head -n 1 | cut -d= -f2)
-[ "${n:-0}" -ge 24 ] || { cat "$out"; fail "MPI_Iallgather: ${n:-no} non-blocking collectives counted, not 6 a type (at least 24)"; }
+# MPI_Iallgather alone, compressed, on 3 and 16 ranks: every call on the two-shot (contiguous, in
+# place and strided send datatypes: 2 counts x 3 forms x every type), counted by the statistics.
+# MPI_Alltoall alone the same way: every call with blocks of 16-byte multiples on the two-shot, its
+# pieces compressed (the statistics).
+for np in 3 16; do
+  MPIZIP_TEST_ENV="$base MPIZIP_STATS=1" run_mpi mpizip "$np" "$prog" --iallgather-only >"$out" 2>&1 ||
+    { cat "$out"; fail "MPI_Iallgather, $np ranks"; }
+  n=$(grep -o "non-blocking collectives=[0-9]*" "$out" | head -n 1 | cut -d= -f2)
+  [ "${n:-0}" -ge 24 ] ||
+    { cat "$out"; fail "MPI_Iallgather, $np ranks: ${n:-no} non-blocking collectives counted, not 6 a type (at least 24)"; }
+  MPIZIP_TEST_ENV="$base MPIZIP_STATS=1" run_mpi mpizip "$np" "$prog" --alltoall-only >"$out" 2>&1 ||
+    { cat "$out"; fail "MPI_Alltoall, $np ranks"; }
+  for t in bf16 fp16 fp32 fp64; do
+    grep -q "sent $t messages=[0-9]* compressed=[1-9]" "$out" ||
+      { cat "$out"; fail "MPI_Alltoall, $np ranks: no compressed $t piece in the statistics"; }
+  done
+done
 # A rank without scratch memory for its non-blocking reduce-scatter and reduce (MPIZIP_FAULT=scratch
 # on rank 1): every rank's call fails, none hangs, the communicator still works.
 MPIZIP_TEST_ENV="$base" timeout -k 10 120 sh -c ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip 3 \
@@ -35,12 +46,13 @@ MPIZIP_TEST_ENV="$base" timeout -k 10 120 sh -c ". '$MPIZIP_SRCDIR/tests/mpi/lib
   { cat "$out"; fail "scratch fault: exit $?"; }
 [ "$(grep -c 'scratch fault: rank [0-9]: failed as expected' "$out")" = 3 ] ||
   { cat "$out"; fail "scratch fault: not every rank failed as expected"; }
-# Pretend nodes (MPIZIP_PRETEND_NODE_RANKS): 4 ranks as 2 nodes of 2, 6 as 3 of 2, 8 as 2 of 4. The
+# Pretend nodes (MPIZIP_PRETEND_NODE_RANKS): 4 ranks as 2 nodes of 2, 6 as 3 of 2, 8 as 2 of 4, 16
+# as 4 of 4. The
 # broadcasts, allgathers and reduce-scatters run in stages (coll/hierarchical.h), every root
 # broadcast from, the reduce-scatters compared with the hierarchical fold (--pretend); compressed
 # (the statistics must count hierarchical collectives and compressed pieces) and, on 4 ranks, not.
 pbase="MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 MPIZIP_ALLREDUCE_MIN_BYTES=0"
-for shape in 4:2 6:2 8:4; do
+for shape in 4:2 6:2 8:4 16:4; do
   np=${shape%:*}; g=${shape#*:}
   quick=; [ "$np" -gt 4 ] && quick=--quick  # (no million-element counts beyond 4 ranks, for time)
   MPIZIP_TEST_ENV="$pbase MPIZIP_PRETEND_NODE_RANKS=$g MPIZIP_STATS=1" \

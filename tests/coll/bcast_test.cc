@@ -11,6 +11,7 @@
 // compressed on the wire: coll/allreduce.h, AllreduceArgs::Shape); the script checks that from the
 // statistics. Also broadcasts interleaved with point-to-point traffic, non-blocking broadcasts
 // (MPI_Ibcast) overlapped with both, MPI_Iallgather (in place, and from a strided send datatype),
+// MPI_Alltoall (the same three forms),
 // MPI_Ireduce_scatter_block and MPI_Ireduce, and a broadcast
 // of MPI_INT (the MPI library's).
 #include <mpi.h>
@@ -151,6 +152,53 @@ void gather(const Type& t, uint64_t count, Gather how, uint64_t seed) {
   }
 }
 
+// MPI_Alltoall of `count` elements a block, blocking (Gather::kBlocking), in place or from a strided
+// send datatype (every other element of a buffer twice the input): rank r's block q must land,
+// bit for bit, in rank q's block r. Between nodes MPIZip runs it on its two-shot engine.
+void exchange(const Type& t, uint64_t count, Gather how, uint64_t seed) {
+  const uint64_t block = count * t.bytes, P = static_cast<uint64_t>(nranks);
+  const uint64_t me = static_cast<uint64_t>(rank);
+  std::vector<uint8_t> in(block * P), out(block * P + kGuard, 0xA5);
+  for (uint64_t q = 0; q < P; ++q) {
+    const std::vector<uint8_t> b = data_of(t, count, seed * 977 + me * P + q);
+    std::memcpy(in.data() + q * block, b.data(), block);
+  }
+  int rc;
+  if (how == Gather::kInPlace) {
+    std::memcpy(out.data(), in.data(), in.size());
+    rc = MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out.data(), static_cast<int>(count), t.mpi,
+                      MPI_COMM_WORLD);
+  } else if (how == Gather::kStrided) {
+    std::vector<uint8_t> spread(2 * in.size(), 0x5A);
+    for (uint64_t i = 0; i < count * P; ++i)
+      std::memcpy(spread.data() + 2 * i * t.bytes, in.data() + i * t.bytes, t.bytes);
+    MPI_Datatype every_other;
+    MPI_Type_vector(static_cast<int>(count), 1, 2, t.mpi, &every_other);
+    MPI_Datatype block_type;  // one block: resized so that block q starts at element 2 q count
+    MPI_Type_create_resized(every_other, 0, static_cast<MPI_Aint>(2 * block), &block_type);
+    MPI_Type_commit(&block_type);
+    rc = MPI_Alltoall(spread.data(), 1, block_type, out.data(), static_cast<int>(count), t.mpi,
+                      MPI_COMM_WORLD);
+    MPI_Type_free(&block_type);
+    MPI_Type_free(&every_other);
+  } else {
+    rc = MPI_Alltoall(in.data(), static_cast<int>(count), t.mpi, out.data(), static_cast<int>(count),
+                      t.mpi, MPI_COMM_WORLD);
+  }
+  bool good = rc == MPI_SUCCESS;
+  for (uint64_t q = 0; q < P && good; ++q) {
+    const std::vector<uint8_t> want = data_of(t, count, seed * 977 + q * P + me);
+    good = std::memcmp(out.data() + q * block, want.data(), block) == 0;
+  }
+  for (size_t i = 0; i < kGuard; ++i) good = good && out[block * P + i] == 0xA5;
+  if (!good) {
+    ++failures;
+    std::fprintf(stderr, "rank %d: MPI_Alltoall %s count %llu%s: wrong (rc %d)\n", rank, t.name,
+                 static_cast<unsigned long long>(count),
+                 how == Gather::kInPlace ? " in place" : how == Gather::kStrided ? " strided" : "", rc);
+  }
+}
+
 // MPI_Reduce_scatter_block and MPI_Reduce of every type and op: between nodes MPIZip runs them on
 // its two-shot (its fixed rank-order fold, compared bit for bit: kernels/reduce.h), elsewhere the
 // MPI library (compared within tolerance: --library).
@@ -163,8 +211,10 @@ int per_node = 0;
 bool quick = false;
 // --scratch-fault: only the failure of a rank's scratch memory (MPIZIP_FAULT=scratch on one rank).
 bool scratch_fault = false;
-// --iallgather-only: the non-blocking allgathers alone (the script counts them in the statistics).
+// --iallgather-only, --alltoall-only: those calls alone (the script checks in the statistics that
+// MPIZip ran them).
 bool iallgather_only = false;
+bool alltoall_only = false;
 
 void reductions(const Type& t, const OpInfo& o, uint64_t block, int root, uint64_t seed) {
   const uint64_t P = static_cast<uint64_t>(nranks), count = block * P;
@@ -267,6 +317,19 @@ int main(int argc, char** argv) {
     quick = quick || std::strcmp(argv[i], "--quick") == 0;
     scratch_fault = scratch_fault || std::strcmp(argv[i], "--scratch-fault") == 0;
     iallgather_only = iallgather_only || std::strcmp(argv[i], "--iallgather-only") == 0;
+    alltoall_only = alltoall_only || std::strcmp(argv[i], "--alltoall-only") == 0;
+  }
+  if (alltoall_only) {
+    uint64_t seed = 11;
+    for (const Type& t : types)
+      for (uint64_t count : {uint64_t{8}, uint64_t{65536}})
+        for (Gather how : {Gather::kBlocking, Gather::kInPlace, Gather::kStrided})
+          exchange(t, count, how, seed++);
+    long mine = failures, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) std::printf("bcast_test: alltoall only, %d ranks, %ld failures\n", nranks, all);
+    MPI_Finalize();
+    return all == 0 ? 0 : 1;
   }
   if (iallgather_only) {
     uint64_t seed = 7;
@@ -343,7 +406,14 @@ int main(int argc, char** argv) {
     for (uint64_t count : {uint64_t{8}, uint64_t{1001}, uint64_t{65536}, uint64_t{250000}})
       for (Gather how : {Gather::kBlocking, Gather::kInPlace, Gather::kStrided, Gather::kNonblocking,
                          Gather::kNonblockingInPlace, Gather::kNonblockingStrided})
-        if (!quick || count < 100000) gather(t, count, how, seed++);
+        // (the non-blocking and strided forms on the smaller counts, for time)
+        if ((!quick || count < 100000) &&
+            (count < 100000 || how == Gather::kBlocking || how == Gather::kInPlace))
+          gather(t, count, how, seed++);
+  for (const Type& t : types)
+    for (uint64_t count : {uint64_t{8}, uint64_t{1001}, uint64_t{65536}})
+      for (Gather how : {Gather::kBlocking, Gather::kInPlace, Gather::kStrided})
+        if (!quick || count < 65536 || how == Gather::kBlocking) exchange(t, count, how, seed++);
   for (const Type& t : types) {
     // bf16 and fp16 reach the MPI library with MPIZip's own operation (library_op).
     for (const OpInfo& o : kOps)
