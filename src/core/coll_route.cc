@@ -739,13 +739,19 @@ std::optional<int> reduce_between_nodes(const void* sendbuf, void* recvbuf, int 
 }
 
 
-// A non-blocking collective on the two-shot, with the scratch memory it ran into (if any): the
-// operation, then (on success) `bytes` from `from` in the scratch memory to `to`.
+// A non-blocking collective on the two-shot, with the scratch memory it ran into (if any) and the
+// scratch memory its input was placed in (if any): the operation, then (on success) `bytes` from
+// `from` in the scratch memory to `to`.
 class WithScratch final : public platform::Operation {
  public:
   WithScratch(std::unique_ptr<platform::Operation> op, std::unique_ptr<Scratch> scratch, void* to,
-              const void* from, uint64_t bytes)
-      : op_(std::move(op)), scratch_(std::move(scratch)), to_(to), from_(from), bytes_(bytes) {}
+              const void* from, uint64_t bytes, std::unique_ptr<Scratch> input)
+      : op_(std::move(op)),
+        scratch_(std::move(scratch)),
+        input_(std::move(input)),
+        to_(to),
+        from_(from),
+        bytes_(bytes) {}
   bool progress() override {
     if (!op_->progress()) return false;
     status_ = op_->status();
@@ -759,22 +765,26 @@ class WithScratch final : public platform::Operation {
  private:
   std::unique_ptr<platform::Operation> op_;
   std::unique_ptr<Scratch> scratch_;
+  std::unique_ptr<Scratch> input_;
   void* to_;
   const void* from_;
   uint64_t bytes_;
 };
 
-// Starts a non-blocking two-shot (MPI_Iallreduce, MPI_Ibcast, MPI_Ireduce, MPI_Ireduce_scatter_block)
+// Starts a non-blocking two-shot (MPI_Iallreduce, MPI_Ibcast, MPI_Iallgather, MPI_Ialltoall,
+// MPI_Ireduce, MPI_Ireduce_scatter_block)
 // over `count` elements of `r` into scratch memory of `scratch_bytes` (output there; the caller's
 // `out` gets `copy_bytes` from `copy_at` in it at the end), or straight into `out` when
 // scratch_bytes is 0. A rank whose scratch memory is not there takes part failing
 // (AllreduceArgs::local_error), so that the call ends with an error on every rank, as a
 // non-blocking call may not wait for the agreement the blocking forms make; `local`, an error of
-// this rank's found before the start, takes part failing the same way.
+// this rank's found before the start, takes part failing the same way. `input`: scratch memory
+// that `in` points into (an input placed there by the caller), kept until the operation ends.
 int start_nonblocking(const Route& r, const void* in, void* out, int count, MPI_Comm comm,
                       coll::AllreduceArgs::Shape shape, int root, uint64_t scratch_bytes,
                       bool scratch_device, uint64_t copy_at, uint64_t copy_bytes, const char* what,
-                      MPI_Request* request, Status local = Status::kOk) {
+                      MPI_Request* request, Status local = Status::kOk,
+                      std::unique_ptr<Scratch> input = nullptr) {
   auto scratch = std::make_unique<Scratch>();
   if (scratch_bytes > 0 && ok(local)) {
     local = comm_settings(r.state).fault == kFaultScratch ? Status::kOutOfMemory  // MPIZIP_FAULT
@@ -787,7 +797,7 @@ int start_nonblocking(const Route& r, const void* in, void* out, int count, MPI_
   if (rc != MPI_SUCCESS) return raise(comm, rc);
   const uint8_t* from = scratch->data != nullptr ? scratch->data + copy_at : nullptr;
   auto whole = std::make_unique<WithScratch>(std::move(o), std::move(scratch), out, from,
-                                             from != nullptr ? copy_bytes : 0);
+                                             from != nullptr ? copy_bytes : 0, std::move(input));
   rc = request_start(std::move(whole), comm, request);
   if (rc == MPI_SUCCESS && stats_on())
     r.state->nonblocking_collectives.fetch_add(1, std::memory_order_relaxed);
@@ -880,18 +890,17 @@ std::optional<int> iallgather_between_nodes(const void* sendbuf, int sendcount,
                            "MPI_Iallgather", request, local);
 }
 
-// Across nodes: an alltoall of a float type on the two-shot's engine (its reduce-scatter phase,
-// each contribution placed instead of folded: AllreduceArgs::Shape::kAlltoall), where the two-shot
-// would take an allreduce of the whole output and each block is a multiple of 16 bytes (so that
-// the engine's shards are the blocks): each block crosses to its rank once, compressed. The input
-// must be a buffer of its own in the output's kind of memory, the blocks back to back: an
-// MPI_IN_PLACE call, a non-contiguous send datatype or a send buffer in the other memory is
-// copied (packed) into scratch memory first. A rank whose input could not be placed says so in one
-// small allreduce, and every rank then passes the call on. None where the engine does not take
-// the call.
-std::optional<int> alltoall_between_nodes(const void* sendbuf, int sendcount,
-                                          MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                                          MPI_Datatype recvtype, MPI_Comm comm) {
+// The shape of an alltoall between nodes where the two-shot's engine takes it (its route, the
+// block's and the whole buffer's bytes), else none: the two-shot would take an allreduce of the
+// whole output, and each block is a multiple of 16 bytes (so that the engine's shards are the
+// blocks).
+struct AlltoallRoute {
+  Route r;
+  int P = 0;
+  uint64_t total = 0;  // elements of the output
+  uint64_t block = 0;  // bytes of one block
+};
+std::optional<AlltoallRoute> alltoall_route(int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   if (comm == MPI_COMM_NULL || recvcount <= 0) return std::nullopt;
   const int P = comm_size(comm);
   const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
@@ -899,30 +908,76 @@ std::optional<int> alltoall_between_nodes(const void* sendbuf, int sendcount,
   if (P < 2 || block % 16 != 0 || total > INT_MAX) return std::nullopt;
   auto r = route(static_cast<int>(total), recvtype, MPI_SUM, comm);
   if (!r || !between_nodes(*r)) return std::nullopt;
-  const uint64_t bytes = block * static_cast<uint64_t>(P);
+  return AlltoallRoute{std::move(*r), P, total, block};
+}
+
+// An alltoall's input as the engine needs it: a buffer of its own in the output's memory, the
+// blocks back to back. The send buffer itself where it is that; else (MPI_IN_PLACE, a
+// non-contiguous send datatype, a send buffer in the other memory) a copy, packed, in `scratch`.
+// A send of another size than the receive is MPI_ERR_TRUNCATE.
+Status place_alltoall_input(const AlltoallRoute& a, const void* sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void* recvbuf, MPI_Comm comm, Scratch* scratch,
+                            const void** input) {
+  const uint64_t bytes = a.block * static_cast<uint64_t>(a.P);
   const bool device = platform::is_device_pointer(recvbuf);
-  const void* input = sendbuf;
-  Scratch scratch;
-  Status s = Status::kOk;
+  *input = sendbuf;
   if (sendbuf == MPI_IN_PLACE) {
-    s = scratch.take(bytes, device);
-    if (ok(s)) s = copy_any(scratch.data, recvbuf, bytes);
-    input = scratch.data;
-  } else if (static_cast<uint64_t>(sendcount) * type_size(sendtype) != block ||
-             static_cast<uint64_t>(sendcount) * static_cast<uint64_t>(P) > INT_MAX) {
-    s = Status::mpi(MPI_ERR_TRUNCATE);
-  } else if (!contiguous(sendtype) || platform::is_device_pointer(sendbuf) != device) {
-    s = scratch.take(bytes, device);
-    if (ok(s)) s = place_own_block(sendbuf, sendcount * P, sendtype, scratch.data, bytes, comm);
-    input = scratch.data;
+    MPIZIP_CHECK(scratch->take(bytes, device));
+    *input = scratch->data;
+    return copy_any(scratch->data, recvbuf, bytes);
   }
+  if (static_cast<uint64_t>(sendcount) * type_size(sendtype) != a.block ||
+      static_cast<uint64_t>(sendcount) * static_cast<uint64_t>(a.P) > INT_MAX) {
+    return Status::mpi(MPI_ERR_TRUNCATE);
+  }
+  if (contiguous(sendtype) && platform::is_device_pointer(sendbuf) == device) return Status::kOk;
+  MPIZIP_CHECK(scratch->take(bytes, device));
+  *input = scratch->data;
+  return place_own_block(sendbuf, sendcount * a.P, sendtype, scratch->data, bytes, comm);
+}
+
+// MPI_Alltoall across nodes: the two-shot's reduce-scatter phase with each contribution placed
+// instead of folded (AllreduceArgs::Shape::kAlltoall), each block crossing to its rank once,
+// compressed, where alltoall_route() takes the call. A rank whose input could not be placed says
+// so in one small allreduce, and every rank then passes the call on.
+std::optional<int> alltoall_between_nodes(const void* sendbuf, int sendcount,
+                                          MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                          MPI_Datatype recvtype, MPI_Comm comm) {
+  auto a = alltoall_route(recvcount, recvtype, comm);
+  if (!a) return std::nullopt;
+  Scratch scratch;
+  const void* input = nullptr;
+  const Status s =
+      place_alltoall_input(*a, sendbuf, sendcount, sendtype, recvbuf, comm, &scratch, &input);
   if (!ok(s)) {
     MPIZIP_INFO("MPI_Alltoall: this rank's input could not be placed (%s); the MPI library's "
                 "alltoall runs instead", status_string(s));
   }
   if (!every_rank(ok(s), comm)) return std::nullopt;
-  return run_twoshot(*r, input, recvbuf, static_cast<int>(total), comm,
+  return run_twoshot(a->r, input, recvbuf, static_cast<int>(a->total), comm,
                      coll::AllreduceArgs::Shape::kAlltoall, 0, "MPI_Alltoall");
+}
+
+// MPI_Ialltoall across nodes: the same as MPIZip's own operation (the flat form), decided from the
+// receive arguments alone, without the agreement round: a rank whose input could not be placed
+// takes part failing, so that the call ends with an error on every rank.
+std::optional<int> ialltoall_between_nodes(const void* sendbuf, int sendcount,
+                                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                           MPI_Datatype recvtype, MPI_Comm comm,
+                                           MPI_Request* request) {
+  auto a = alltoall_route(recvcount, recvtype, comm);
+  if (!a) return std::nullopt;
+  auto scratch = std::make_unique<Scratch>();
+  const void* input = nullptr;
+  const Status local =
+      place_alltoall_input(*a, sendbuf, sendcount, sendtype, recvbuf, comm, scratch.get(), &input);
+  if (!ok(local)) {
+    MPIZIP_WARN("MPI_Ialltoall: this rank's input could not be placed (%s)", status_string(local));
+    input = recvbuf;  // (touched by no one: the rank takes part failing)
+  }
+  return start_nonblocking(a->r, input, recvbuf, static_cast<int>(a->total), comm,
+                           coll::AllreduceArgs::Shape::kAlltoall, 0, 0, false, 0, 0,
+                           "MPI_Ialltoall", request, local, std::move(scratch));
 }
 
 }  // namespace
@@ -936,6 +991,17 @@ int routed_iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
       return *rc;
   }
   return iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+int routed_ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (!small_passes_on(bytes_of_call(recvcount, recvtype) * static_cast<uint64_t>(comm_size(comm)),
+                       recvtype, comm)) {
+    if (auto rc = ialltoall_between_nodes(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                          recvtype, comm, request))
+      return *rc;
+  }
+  return ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 int routed_ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,

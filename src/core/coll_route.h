@@ -47,6 +47,11 @@ int routed_ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm co
 // form, float blocks compressed), where MPI_Allgather would take it; else staged.
 int routed_iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+// MPI_Ialltoall: between nodes, the two-shot's reduce-scatter phase with each block placed, as
+// MPIZip's operation (the flat form, float blocks compressed), where MPI_Alltoall would take it;
+// else staged.
+int routed_ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
 int routed_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 int routed_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

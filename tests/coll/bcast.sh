@@ -1,6 +1,7 @@
 #!/bin/sh
-# MPI_Bcast, MPI_Ibcast, MPI_Allgather, MPI_Iallgather, MPI_Alltoall, MPI_Reduce_scatter_block and MPI_Reduce of float types on host buffers
-# (tests/coll/bcast_test.cc) on 2, 3 and 4 ranks, every rank its own node (MPIZIP_FORCE_INTERNODE=1) with host compression, so that
+# MPI_Bcast, MPI_Ibcast, MPI_Allgather, MPI_Iallgather, MPI_Alltoall, MPI_Ialltoall,
+# MPI_Reduce_scatter_block and MPI_Reduce of float types on host buffers (tests/coll/bcast_test.cc)
+# on 2, 3 and 4 ranks, every rank its own node (MPIZIP_FORCE_INTERNODE=1) with host compression, so that
 # MPIZip runs them on its two-shot engine with their pieces compressed (the statistics must show
 # compressed messages); then uncompressed (MPIZIP_ALLREDUCE_COMPRESS=0); then with
 # MPIZIP_ALLREDUCE=off (the MPI library's); and plain MPI. Every run must deliver the senders' bits.
@@ -24,8 +25,8 @@ for np in 2 3 4; do
 done
 # MPI_Iallgather alone, compressed, on 3 and 16 ranks: every call on the two-shot (contiguous, in
 # place and strided send datatypes: 2 counts x 3 forms x every type), counted by the statistics.
-# MPI_Alltoall alone the same way: every call with blocks of 16-byte multiples on the two-shot, its
-# pieces compressed (the statistics).
+# MPI_Alltoall and MPI_Ialltoall alone the same way: every call with blocks of 16-byte multiples on
+# the two-shot, its pieces compressed, the non-blocking ones counted (the statistics).
 for np in 3 16; do
   MPIZIP_TEST_ENV="$base MPIZIP_STATS=1" run_mpi mpizip "$np" "$prog" --iallgather-only >"$out" 2>&1 ||
     { cat "$out"; fail "MPI_Iallgather, $np ranks"; }
@@ -34,6 +35,9 @@ for np in 3 16; do
     { cat "$out"; fail "MPI_Iallgather, $np ranks: ${n:-no} non-blocking collectives counted, not 6 a type (at least 24)"; }
   MPIZIP_TEST_ENV="$base MPIZIP_STATS=1" run_mpi mpizip "$np" "$prog" --alltoall-only >"$out" 2>&1 ||
     { cat "$out"; fail "MPI_Alltoall, $np ranks"; }
+  n=$(grep -o "non-blocking collectives=[0-9]*" "$out" | head -n 1 | cut -d= -f2)
+  [ "${n:-0}" -ge 24 ] ||
+    { cat "$out"; fail "MPI_Ialltoall, $np ranks: ${n:-no} non-blocking collectives counted, not 6 a type (at least 24)"; }
   for t in bf16 fp16 fp32 fp64; do
     grep -q "sent $t messages=[0-9]* compressed=[1-9]" "$out" ||
       { cat "$out"; fail "MPI_Alltoall, $np ranks: no compressed $t piece in the statistics"; }

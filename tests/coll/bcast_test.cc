@@ -11,7 +11,7 @@
 // compressed on the wire: coll/allreduce.h, AllreduceArgs::Shape); the script checks that from the
 // statistics. Also broadcasts interleaved with point-to-point traffic, non-blocking broadcasts
 // (MPI_Ibcast) overlapped with both, MPI_Iallgather (in place, and from a strided send datatype),
-// MPI_Alltoall (the same three forms),
+// MPI_Alltoall and MPI_Ialltoall (the same three forms),
 // MPI_Ireduce_scatter_block and MPI_Ireduce, and a broadcast
 // of MPI_INT (the MPI library's).
 #include <mpi.h>
@@ -152,39 +152,59 @@ void gather(const Type& t, uint64_t count, Gather how, uint64_t seed) {
   }
 }
 
-// MPI_Alltoall of `count` elements a block, blocking (Gather::kBlocking), in place or from a strided
-// send datatype (every other element of a buffer twice the input): rank r's block q must land,
-// bit for bit, in rank q's block r. Between nodes MPIZip runs it on its two-shot engine.
+// MPI_Alltoall (MPI_Ialltoall, with point-to-point traffic between its start and its wait, for
+// the non-blocking forms) of `count` elements a block, in place or from a strided send datatype
+// (every other element of a buffer twice the input) or neither: rank r's block q must land, bit
+// for bit, in rank q's block r. Between nodes MPIZip runs both on its two-shot engine.
 void exchange(const Type& t, uint64_t count, Gather how, uint64_t seed) {
   const uint64_t block = count * t.bytes, P = static_cast<uint64_t>(nranks);
   const uint64_t me = static_cast<uint64_t>(rank);
+  const bool in_place = how == Gather::kInPlace || how == Gather::kNonblockingInPlace;
+  const bool strided = how == Gather::kStrided || how == Gather::kNonblockingStrided;
+  const bool nonblocking = how == Gather::kNonblocking || how == Gather::kNonblockingInPlace ||
+                           how == Gather::kNonblockingStrided;
   std::vector<uint8_t> in(block * P), out(block * P + kGuard, 0xA5);
   for (uint64_t q = 0; q < P; ++q) {
     const std::vector<uint8_t> b = data_of(t, count, seed * 977 + me * P + q);
     std::memcpy(in.data() + q * block, b.data(), block);
   }
-  int rc;
-  if (how == Gather::kInPlace) {
+  const void* send = in.data();
+  int send_count = static_cast<int>(count);
+  MPI_Datatype send_type = t.mpi, every_other = MPI_DATATYPE_NULL, block_type = MPI_DATATYPE_NULL;
+  std::vector<uint8_t> spread;
+  if (in_place) {
     std::memcpy(out.data(), in.data(), in.size());
-    rc = MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out.data(), static_cast<int>(count), t.mpi,
-                      MPI_COMM_WORLD);
-  } else if (how == Gather::kStrided) {
-    std::vector<uint8_t> spread(2 * in.size(), 0x5A);
+    send = MPI_IN_PLACE;
+    send_count = 0;
+    send_type = MPI_DATATYPE_NULL;
+  } else if (strided) {
+    spread.assign(2 * in.size(), 0x5A);
     for (uint64_t i = 0; i < count * P; ++i)
       std::memcpy(spread.data() + 2 * i * t.bytes, in.data() + i * t.bytes, t.bytes);
-    MPI_Datatype every_other;
     MPI_Type_vector(static_cast<int>(count), 1, 2, t.mpi, &every_other);
-    MPI_Datatype block_type;  // one block: resized so that block q starts at element 2 q count
+    // One block: resized so that block q starts at element 2 q count.
     MPI_Type_create_resized(every_other, 0, static_cast<MPI_Aint>(2 * block), &block_type);
     MPI_Type_commit(&block_type);
-    rc = MPI_Alltoall(spread.data(), 1, block_type, out.data(), static_cast<int>(count), t.mpi,
-                      MPI_COMM_WORLD);
-    MPI_Type_free(&block_type);
-    MPI_Type_free(&every_other);
-  } else {
-    rc = MPI_Alltoall(in.data(), static_cast<int>(count), t.mpi, out.data(), static_cast<int>(count),
-                      t.mpi, MPI_COMM_WORLD);
+    send = spread.data();
+    send_count = 1;
+    send_type = block_type;
   }
+  int rc;
+  if (nonblocking) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    rc = MPI_Ialltoall(send, send_count, send_type, out.data(), static_cast<int>(count), t.mpi,
+                       MPI_COMM_WORLD, &req);
+    int token = rank, got = -1;
+    MPI_Sendrecv(&token, 1, MPI_INT, (rank + 1) % nranks, 12, &got, 1, MPI_INT,
+                 (rank + nranks - 1) % nranks, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (got != (rank + nranks - 1) % nranks) ++failures;
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+  } else {
+    rc = MPI_Alltoall(send, send_count, send_type, out.data(), static_cast<int>(count), t.mpi,
+                      MPI_COMM_WORLD);
+  }
+  if (block_type != MPI_DATATYPE_NULL) MPI_Type_free(&block_type);
+  if (every_other != MPI_DATATYPE_NULL) MPI_Type_free(&every_other);
   bool good = rc == MPI_SUCCESS;
   for (uint64_t q = 0; q < P && good; ++q) {
     const std::vector<uint8_t> want = data_of(t, count, seed * 977 + q * P + me);
@@ -193,9 +213,9 @@ void exchange(const Type& t, uint64_t count, Gather how, uint64_t seed) {
   for (size_t i = 0; i < kGuard; ++i) good = good && out[block * P + i] == 0xA5;
   if (!good) {
     ++failures;
-    std::fprintf(stderr, "rank %d: MPI_Alltoall %s count %llu%s: wrong (rc %d)\n", rank, t.name,
-                 static_cast<unsigned long long>(count),
-                 how == Gather::kInPlace ? " in place" : how == Gather::kStrided ? " strided" : "", rc);
+    std::fprintf(stderr, "rank %d: MPI_%slltoall %s count %llu%s: wrong (rc %d)\n", rank,
+                 nonblocking ? "Ia" : "A", t.name, static_cast<unsigned long long>(count),
+                 in_place ? " in place" : strided ? " strided" : "", rc);
   }
 }
 
@@ -211,8 +231,8 @@ int per_node = 0;
 bool quick = false;
 // --scratch-fault: only the failure of a rank's scratch memory (MPIZIP_FAULT=scratch on one rank).
 bool scratch_fault = false;
-// --iallgather-only, --alltoall-only: those calls alone (the script checks in the statistics that
-// MPIZip ran them).
+// --iallgather-only, --alltoall-only (MPI_Alltoall and MPI_Ialltoall): those calls alone (the
+// script checks in the statistics that MPIZip ran them).
 bool iallgather_only = false;
 bool alltoall_only = false;
 
@@ -323,7 +343,9 @@ int main(int argc, char** argv) {
     uint64_t seed = 11;
     for (const Type& t : types)
       for (uint64_t count : {uint64_t{8}, uint64_t{65536}})
-        for (Gather how : {Gather::kBlocking, Gather::kInPlace, Gather::kStrided})
+        for (Gather how : {Gather::kBlocking, Gather::kInPlace, Gather::kStrided,
+                           Gather::kNonblocking, Gather::kNonblockingInPlace,
+                           Gather::kNonblockingStrided})
           exchange(t, count, how, seed++);
     long mine = failures, all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -412,7 +434,8 @@ int main(int argc, char** argv) {
           gather(t, count, how, seed++);
   for (const Type& t : types)
     for (uint64_t count : {uint64_t{8}, uint64_t{1001}, uint64_t{65536}})
-      for (Gather how : {Gather::kBlocking, Gather::kInPlace, Gather::kStrided})
+      for (Gather how : {Gather::kBlocking, Gather::kInPlace, Gather::kStrided, Gather::kNonblocking,
+                         Gather::kNonblockingInPlace, Gather::kNonblockingStrided})
         if (!quick || count < 65536 || how == Gather::kBlocking) exchange(t, count, how, seed++);
   for (const Type& t : types) {
     // bf16 and fp16 reach the MPI library with MPIZip's own operation (library_op).
