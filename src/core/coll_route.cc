@@ -1015,6 +1015,24 @@ int routed_ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcou
   return ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
 }
 
+int routed_ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                           MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  // Equal counts (the same array on every rank, as MPI requires) between nodes: the non-blocking
+  // reduce-scatter-block's engine.
+  const int P = comm != MPI_COMM_NULL ? comm_size(comm) : 0;
+  if (recvcounts != nullptr && P > 0 && recvcounts[0] > 0 &&
+      !small_passes_on(bytes_of_call(recvcounts[0], type) * static_cast<uint64_t>(P), type, comm)) {
+    bool equal = true;
+    for (int q = 1; q < P; ++q) equal = equal && recvcounts[q] == recvcounts[0];
+    if (equal) {
+      if (auto rc = ireduce_scatter_between_nodes(sendbuf, recvbuf, recvcounts[0], type, op, comm,
+                                                  request))
+        return *rc;
+    }
+  }
+  return ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, request);
+}
+
 int routed_ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    int root, MPI_Comm comm, MPI_Request* request) {
   if (!small_passes_on(bytes_of_call(count, type), type, comm)) {

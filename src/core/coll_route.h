@@ -37,6 +37,9 @@ int routed_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm com
 // take it; else staged.
 int routed_ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                  MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* request);
+// MPI_Ireduce_scatter of equal counts between nodes: as MPI_Ireduce_scatter_block; else staged.
+int routed_ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                           MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* request);
 int routed_ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    int root, MPI_Comm comm, MPI_Request* request);
 // MPI_Ibcast: between nodes, the two-shot's scatter-allgather broadcast as MPIZip's operation

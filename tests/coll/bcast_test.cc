@@ -10,7 +10,7 @@
 // deliver every rank's block. Between nodes MPIZip runs both on its two-shot engine (pieces
 // compressed on the wire: coll/allreduce.h, AllreduceArgs::Shape); the script checks that from the
 // statistics. Also broadcasts interleaved with point-to-point traffic, non-blocking broadcasts
-// (MPI_Ibcast) overlapped with both, MPI_Iallgather (in place, and from a strided send datatype),
+// (MPI_Ibcast) overlapped with both, MPI_Ireduce_scatter of equal counts, MPI_Iallgather (in place, and from a strided send datatype),
 // MPI_Alltoall and MPI_Ialltoall (the same three forms),
 // MPI_Ireduce_scatter_block and MPI_Ireduce, and a broadcast
 // of MPI_INT (the MPI library's).
@@ -286,27 +286,34 @@ void reductions(const Type& t, const OpInfo& o, uint64_t block, int root, uint64
   // message and a blocking reduction between start and wait.
   {
     std::vector<uint8_t> rs(block * t.bytes + kGuard, 0xA5), red(count * t.bytes + kGuard, 0xA5);
-    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    std::vector<uint8_t> rsv(block * t.bytes + kGuard, 0xA5);  // MPI_Ireduce_scatter, equal counts
+    std::vector<int> counts(static_cast<size_t>(nranks), static_cast<int>(block));
+    MPI_Request req[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int rc = MPI_Ireduce_scatter_block(in[static_cast<size_t>(rank)].data(), rs.data(),
                                        static_cast<int>(block), t.mpi, o.mpi, MPI_COMM_WORLD, &req[0]);
     if (rc == MPI_SUCCESS)
       rc = MPI_Ireduce(in[static_cast<size_t>(rank)].data(), rank == root ? red.data() : nullptr,
                        static_cast<int>(count), t.mpi, o.mpi, root, MPI_COMM_WORLD, &req[1]);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Ireduce_scatter(in[static_cast<size_t>(rank)].data(), rsv.data(), counts.data(),
+                               t.mpi, o.mpi, MPI_COMM_WORLD, &req[2]);
     int token = rank, got = -1;
     MPI_Sendrecv(&token, 1, MPI_INT, (rank + 1) % nranks, 11, &got, 1, MPI_INT,
                  (rank + nranks - 1) % nranks, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     long one_each = 1, sum = 0;
     MPI_Allreduce(&one_each, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (rc == MPI_SUCCESS) rc = MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    if (rc == MPI_SUCCESS) rc = MPI_Waitall(3, req, MPI_STATUSES_IGNORE);
     const uint8_t* expect = want.data() + static_cast<uint64_t>(rank) * block * t.bytes;
     bool good = rc == MPI_SUCCESS && sum == nranks;
     if (good && !library_runs) good = std::memcmp(rs.data(), expect, block * t.bytes) == 0;
+    if (good && !library_runs) good = std::memcmp(rsv.data(), expect, block * t.bytes) == 0;
+    for (size_t i = 0; i < kGuard; ++i) good = good && rsv[block * t.bytes + i] == 0xA5;
     if (good && !library_runs && rank == root)
       good = std::memcmp(red.data(), want.data(), want.size()) == 0;
     for (size_t i = 0; i < kGuard; ++i) good = good && rs[block * t.bytes + i] == 0xA5;
     if (!good) {
       ++failures;
-      std::fprintf(stderr, "rank %d: MPI_Ireduce_scatter_block/MPI_Ireduce %s %s block %llu: wrong (rc %d)\n",
+      std::fprintf(stderr, "rank %d: MPI_Ireduce_scatter(_block)/MPI_Ireduce %s %s block %llu: wrong (rc %d)\n",
                    rank, t.name, o.name, static_cast<unsigned long long>(block), rc);
     }
   }

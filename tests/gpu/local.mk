@@ -47,7 +47,9 @@ EXTRA_DIST += tests/gpu/run-tma.sh tests/gpu/tma_coll.sh tests/gpu/tma_fault.sh
 # these are not check_PROGRAMS); tests/gpu/run.sh builds them through `make gpu-fortran`.
 FORTRAN_DEVICE = tests/gpu/fortran_device_usempi tests/gpu/fortran_device_f08
 FORTRAN_DEVICE_SRC = $(srcdir)/tests/gpu/fortran_device.F90
-FORTRAN_DEVICE_BUILD = $(MKDIR_P) tests/gpu/fortran-mod && $(MPIFC) $(MPIFCFLAGS) -Jtests/gpu/fortran-mod
+# Each program writes its module files into its own folder: the two rules run together under make -j
+# and would otherwise rename the same cuda_runtime.mod under each other.
+FORTRAN_DEVICE_BUILD = $(MKDIR_P) $@-mod && $(MPIFC) $(MPIFCFLAGS) -J$@-mod
 tests/gpu/fortran_device_usempi: $(FORTRAN_DEVICE_SRC) $(srcdir)/tests/fortran/expect.inc
 	$(AM_V_GEN)$(FORTRAN_DEVICE_BUILD) -DUSE_MPI -o $@ $(FORTRAN_DEVICE_SRC) $(CUDA_LDFLAGS) $(CUDA_LIBS)
 tests/gpu/fortran_device_f08: $(FORTRAN_DEVICE_SRC) $(srcdir)/tests/fortran/expect.inc
@@ -62,5 +64,9 @@ endif
 check_SCRIPTS += $(GPU_FORTRAN)
 gpu-fortran: $(GPU_FORTRAN)
 .PHONY: gpu-fortran
-CLEANFILES += $(FORTRAN_DEVICE) tests/gpu/fortran-mod/cuda_runtime.mod
+CLEANFILES += $(FORTRAN_DEVICE)
+clean-local: clean-fortran-device-mod
+clean-fortran-device-mod:
+	-rm -rf tests/gpu/fortran_device_usempi-mod tests/gpu/fortran_device_f08-mod
+.PHONY: clean-fortran-device-mod
 EXTRA_DIST += tests/gpu/fortran_device.F90 tests/gpu/fortran_device.sh
