@@ -19,9 +19,9 @@ if HAVE_CUDA
 check_PROGRAMS += tests/gpu/coll_staged_device
 tests_gpu_coll_staged_device_SOURCES = tests/gpu/coll_staged_device.cc tests/mpi/coll_cases.h
 tests_gpu_coll_staged_device_LDADD = $(CUDA_LDFLAGS) $(CUDA_LIBS) -ldl
-TESTS += tests/gpu/coll_staged_device.sh
+TESTS += tests/gpu/coll_staged_device.sh tests/gpu/coll_internode_device.sh
 endif
-EXTRA_DIST += tests/gpu/run.sh tests/gpu/coll_staged_device.sh
+EXTRA_DIST += tests/gpu/run.sh tests/gpu/coll_staged_device.sh tests/gpu/coll_internode_device.sh
 # The TMA intra-node collectives: the planner and tuning choice on the CPU (every build); the
 # collectives themselves on 2-4 ranks sharing the GPU (tests/gpu/run-tma.sh runs them, the
 # sanitizer passes and the benchmarks on a GPU machine).

@@ -73,6 +73,14 @@ MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
 echo "coll_staged_device: exit $staged (log: $logs/coll_staged_device.log)"
 [ "$staged" -eq 0 ] || status=$staged
 
+# The same collectives between nodes (every rank its own node, then pretend nodes of 2): the float
+# ones on the two-shot's engine, compressed by the GPU codec.
+internode=0
+MPIZIP_BUILDDIR=$build MPIZIP_SRCDIR=$src MPIZIP_LIB=$build/.libs/libmpizip.so \
+  sh "$src/tests/gpu/coll_internode_device.sh" >"$logs/coll_internode_device.log" 2>&1 || internode=$?
+echo "coll_internode_device: exit $internode (log: $logs/coll_internode_device.log)"
+[ "$internode" -eq 0 ] || status=$internode
+
 # The intra-node collectives when a rank's part fails or its settings differ: an MPI error on every
 # rank within a bounded time, or MPIZip off for the communicator (coll/tma_coll.h, agreement.h).
 fault=0
