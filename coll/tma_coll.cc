@@ -183,7 +183,7 @@ void ring(const Options& o, int nsrc, k::Launch* l) {
 // every rank passes the call on (*handled false).
 Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* out_user,
            kernels::reduce::Type t, kernels::reduce::Op op, MPI_Comm comm, const Options& o,
-           bool can, bool* handled) {
+           bool can, bool* handled, bool* runtime_copies) {
   *handled = false;
   if (!g->on) return Status::kOk;
   int rc = MPI_SUCCESS;
@@ -316,6 +316,13 @@ Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* ou
     l.timeout_ns = o.timeout_ms * 1000000;
     l.result = static_cast<uint64_t*>(g->result.get());
   }
+  // A large plan of copies alone, each to one destination: the runtime's copies move the bytes,
+  // queued before the kernel,
+  // which then only ends the collective at its barrier (stream order makes the copies complete,
+  // and so visible to every peer, before this rank signals).
+  bool copies = ok(planned) && l.nseg > 0 && bytes >= o.copy_engine_bytes;
+  for (int i = 0; copies && i < l.nseg; ++i) copies = l.seg[i].nsrc == 1 && l.seg[i].ndst == 1;
+  if (runtime_copies != nullptr) *runtime_copies = copies;
   *handled = true;
   // Every rank is past the entry: from here a rank whose part fails tells the others (the header's
   // "Failures after the entry").
@@ -323,7 +330,15 @@ Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* ou
   if (ok(s) && o.fault == 1) s = Status::kDeviceError;  // as a failed launch
   if (ok(s) && o.fault != 2) {
     platform::GpuTimer timer(platform::GpuCall::kEngineLaunch);
-    s = k::run(l, stream);
+    if (copies) {
+      for (int i = 0; ok(s) && i < l.nseg; ++i) {
+        const k::Segment& seg = l.seg[i];
+        for (uint32_t d = 0; ok(s) && d < seg.ndst; ++d)
+          s = k::copy_async(seg.dst[d], seg.src[0], seg.bytes, stream);
+      }
+      l.nseg = 0;
+    }
+    if (ok(s)) s = k::run(l, stream);
   }
   if (ok(s) && o.fault != 2) {
     platform::GpuTimer timer(platform::GpuCall::kEngineSync);
@@ -379,9 +394,11 @@ std::shared_ptr<Group> make_group(MPI_Comm comm, bool one_node, const Options& o
   return g;
 }
 
-Status collective(Group* g, const Args& a, MPI_Comm comm, const Options& o, bool* handled) {
+Status collective(Group* g, const Args& a, MPI_Comm comm, const Options& o, bool* handled,
+                  bool* runtime_copies) {
+  if (runtime_copies != nullptr) *runtime_copies = false;
   return run(g, a.call, a.in_place, a.in_place ? a.out : a.in, a.out, a.type, a.op, comm, o,
-             a.can, handled);
+             a.can, handled, runtime_copies);
 }
 
 }  // namespace mpizip::coll::tma

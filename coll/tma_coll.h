@@ -48,6 +48,10 @@ struct Options {
   int max_ctas = 8;            // the CTA budget (MPIZIP_TMA_MAX_CTAS), 1..kMaxCtas
   int ctas = 0;                // forced CTA count (MPIZIP_TMA_CTAS); 0: the tuning table
   uint32_t chunk_bytes = 32768;  // ring stage size
+  // From this many collective bytes (collective_bytes()) on, a plan of copies alone runs on the GPU
+  // runtime's device-to-device copies, the kernel only ending it at its barrier; 0: every size,
+  // UINT64_MAX: never. This rank's choice alone: the bytes it writes are the same either way.
+  uint64_t copy_engine_bytes = uint64_t{4} << 20;
   int stages = 6;              // ring depth
   bool sm_path = false;        // threads' loads and stores instead of bulk copies
   bool host_sync = false;      // end barrier on the host instead of flags in peer memory
@@ -85,6 +89,9 @@ struct Args {
   kernels::reduce::Op op = kernels::reduce::Op::kSum;
   bool can = true;
 };
-Status collective(Group* g, const Args& a, MPI_Comm comm, const Options& o, bool* handled);
+// `runtime_copies` (optional) says whether this rank's copies ran on the GPU runtime's copies
+// (Options::copy_engine_bytes) rather than the engine's CTAs.
+Status collective(Group* g, const Args& a, MPI_Comm comm, const Options& o, bool* handled,
+                  bool* runtime_copies = nullptr);
 
 }  // namespace mpizip::coll::tma

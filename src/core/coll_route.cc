@@ -172,6 +172,7 @@ std::optional<coll::tma::Options> tma_options(MPI_Comm comm) {
   o.max_ctas = static_cast<int>(st.tma_max_ctas);
   o.ctas = static_cast<int>(st.tma_ctas);
   o.chunk_bytes = static_cast<uint32_t>(st.tma_chunk_bytes);
+  o.copy_engine_bytes = static_cast<uint64_t>(st.tma_copy_engine_bytes);
   o.stages = static_cast<int>(st.tma_stages);
   o.timeout_ms = static_cast<uint64_t>(st.tma_timeout_ms);
   o.fault = st.fault == kFaultTmaFail ? 1 : st.fault == kFaultTmaSilent ? 2 : 0;
@@ -289,11 +290,13 @@ std::optional<int> on_engine(MPI_Comm comm, coll::tma::Args a, const char* what,
   if (!tma_large_enough(coll::tma::collective_bytes(a.call, P), reduced)) return std::nullopt;
   coll::tma::Group* g = tma_group(comm, *o);
   if (g == nullptr) return std::nullopt;
-  bool handled = false;
-  const Status s = coll::tma::collective(g, a, comm, *o, &handled);
+  bool handled = false, runtime_copies = false;
+  const Status s = coll::tma::collective(g, a, comm, *o, &handled, &runtime_copies);
   if (handled && ok(s)) {
-    if (CommState* st = comm_state_find(comm))
+    if (CommState* st = comm_state_find(comm)) {
       st->engine_collectives.fetch_add(1, std::memory_order_relaxed);
+      if (runtime_copies) st->engine_runtime_copies.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   if (handled || !ok(s)) return raise(comm, s, what);
   return std::nullopt;

@@ -6,7 +6,8 @@
 # statistics on. Then the blocking collectives on MPIZip's intra-node engine at every size
 # (MPIZIP_TMA_MIN_BYTES=0; MPIZIP_GPU_SHARING=concurrent lets the engine run where ranks share a GPU
 # without MPS, slowly): 2 ranks every case, 3 and 4 ranks the cases whose results do not depend on
-# the order of float reductions (--exact), and the statistics must show the engine ran.
+# the order of float reductions (--exact), and the statistics must show the engine ran; 2 and 3
+# ranks again with the copies on the GPU runtime's copies (MPIZIP_TMA_COPY_ENGINE_BYTES=0).
 # Skipped (77) where there is no GPU.
 . "$MPIZIP_SRCDIR/tests/mpi/lib.sh"
 prog="$MPIZIP_BUILDDIR/tests/gpu/coll_staged_device"
@@ -18,15 +19,21 @@ for run in "2" "3" "4" "3 MPIZIP_PROGRESS_THREAD=off" "2 MPIZIP_STATS=1"; do
   MPIZIP_TEST_ENV="$env" timeout 600 sh -c '. "$MPIZIP_SRCDIR/tests/mpi/lib.sh"; run_mpi mpizip "$@"' \
     run "$np" "$prog" || fail "$np ranks, ${env:-defaults}"
 done
-for np in 2 3 4; do
+# Then 2 and 3 ranks with every plan of copies alone on the GPU runtime's copies
+# (MPIZIP_TMA_COPY_ENGINE_BYTES=0), counted by the statistics.
+for run in 2 3 4 "2 MPIZIP_TMA_COPY_ENGINE_BYTES=0" "3 MPIZIP_TMA_COPY_ENGINE_BYTES=0"; do
+  np=${run%% *}
+  extra=$(echo "$run" | cut -s -d' ' -f2-)
   exact=
   [ "$np" -gt 2 ] && exact=--exact
-  echo "== $np ranks: intra-node engine at every size $exact"
-  out=$(MPIZIP_TEST_ENV="MPIZIP_TMA_MIN_BYTES=0 MPIZIP_GPU_SHARING=concurrent MPIZIP_STATS=1" timeout 900 \
+  echo "== $np ranks: intra-node engine at every size $exact $extra"
+  out=$(MPIZIP_TEST_ENV="MPIZIP_TMA_MIN_BYTES=0 MPIZIP_GPU_SHARING=concurrent MPIZIP_STATS=1 $extra" timeout 900 \
     sh -c '. "$MPIZIP_SRCDIR/tests/mpi/lib.sh"; run_mpi mpizip "$@"' run "$np" "$prog" $exact 2>&1)
   rc=$?
   echo "$out" | grep -v "stats" | tail -n 5
-  [ "$rc" = 0 ] || { echo "$out" | tail -n 30; fail "$np ranks, intra-node engine"; }
+  [ "$rc" = 0 ] || { echo "$out" | tail -n 30; fail "$np ranks, intra-node engine $extra"; }
   echo "$out" | grep -q "intra-node engine collectives=[1-9]" ||
     fail "$np ranks: the statistics show no collective on the intra-node engine"
+  [ -z "$extra" ] || echo "$out" | grep -q "runtime copies=[1-9]" ||
+    fail "$np ranks, $extra: the statistics show no copies by the GPU runtime"
 done

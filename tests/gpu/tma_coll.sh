@@ -30,7 +30,10 @@ for np in ${TMA_TEST_NPS:-2 3 4}; do
   grep -q "$want" "$log" || { tail -30 "$log"; fail "$np ranks, GPU sharing auto: expected '$want'"; }
   echo "$np ranks, GPU sharing auto: $(grep 'tma_coll:' "$log")"
   # The engine itself, with or without MPS (MPIZIP_GPU_SHARING=concurrent).
-  for cfg in "MPIZIP_TMA=auto" "MPIZIP_TMA_MIN_BYTES=64K" "MPIZIP_TMA_SYNC=host" "MPIZIP_TMA=sm MPIZIP_TMA_CTAS=3"; do
+  # MPIZIP_TMA_COPY_ENGINE_BYTES=0: every plan of copies alone on the runtime's copies (the
+  # statistics must count them).
+  for cfg in "MPIZIP_TMA=auto" "MPIZIP_TMA_MIN_BYTES=64K" "MPIZIP_TMA_SYNC=host" "MPIZIP_TMA=sm MPIZIP_TMA_CTAS=3" \
+    "MPIZIP_TMA_COPY_ENGINE_BYTES=0 MPIZIP_STATS=1"; do
     args="--small"
     [ "$cfg" = "MPIZIP_TMA_MIN_BYTES=64K" ] && args="--mpi-below 65536"
     if [ "$cfg" = "MPIZIP_TMA=auto" ]; then
@@ -43,6 +46,9 @@ for np in ${TMA_TEST_NPS:-2 3 4}; do
       ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip $np '$prog' $args" >"$log" 2>&1 ||
       { tail -30 "$log"; fail "$np ranks, $cfg $args"; }
     grep -q "TMA collectives on for $np ranks" "$log" || { tail -30 "$log"; fail "$np ranks, $cfg: path not taken"; }
+    case $cfg in *COPY_ENGINE*)
+      grep -q "runtime copies=[1-9]" "$log" || { grep stats "$log" | head -4; fail "$np ranks, $cfg: no copies by the runtime counted"; } ;;
+    esac
     echo "$np ranks, $cfg $args: $(grep 'tma_coll:' "$log")"
   done
 done
