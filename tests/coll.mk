@@ -43,3 +43,10 @@ TESTS += tests/gpu/decode_fold_test
 endif
 endif
 EXTRA_DIST += tests/gpu/allreduce_device.sh
+# MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and MPI_Scatterv as MPIZip point-to-point messages
+# (src/core/coll_pairwise.h), against every sender's bytes (tests/coll/pairwise.sh).
+check_PROGRAMS += tests/coll/pairwise_test
+tests_coll_pairwise_test_SOURCES = tests/coll/pairwise_test.cc tests/coll/allreduce_check.h
+tests_coll_pairwise_test_LDADD = -ldl
+TESTS += tests/coll/pairwise.sh
+EXTRA_DIST += tests/coll/pairwise.sh

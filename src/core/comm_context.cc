@@ -16,9 +16,14 @@ CommContext::~CommContext() {
     if (t == nullptr) continue;
     if (std::unique_ptr<platform::Operation> op = t->take_unsent()) background_adopt(std::move(op));
   }
-  // The hierarchy's sub-communicators (each with its own context), then the transports and the
+  // The hierarchy's and the pairwise collectives' communicators (each with its own context), then
+  // the transports and the
   // group: they may still use their communicators while closing.
   hierarchy.reset();
+  if (pairwise_comm != MPI_COMM_NULL) {
+    protocol_detach(pairwise_comm);
+    PMPI_Comm_free(&pairwise_comm);
+  }
   tma_group.reset();
   coll_transport.reset();
   p2p_transport.reset();

@@ -86,6 +86,12 @@ struct CommContext {
   // The hierarchical collectives' sub-communicators (coll/hierarchical.h), set up by the first
   // call that could take them (collective, as that call is); null until then.
   std::unique_ptr<Hierarchy> hierarchy;
+
+  // The pairwise v-collectives' duplicate (src/core/coll_pairwise.h), with MPIZip's protocol, set
+  // up by their first call (collective, as that call is; `pairwise_tried` from then on); null
+  // where any rank could not set it up.
+  MPI_Comm pairwise_comm = MPI_COMM_NULL;
+  bool pairwise_tried = false;
 };
 
 // Collective over `comm`: its context, with the collectives' part when `collectives`. Every rank

@@ -83,6 +83,9 @@ struct CommState : std::enable_shared_from_this<CommState> {
   // Collectives run in stages across nodes (coll/hierarchical.h), counted on the communicator
   // the application called them on.
   std::atomic<uint64_t> hierarchical_collectives{0};
+  // MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and MPI_Scatterv run as point-to-point messages
+  // (src/core/coll_pairwise.h), counted on the application's communicator.
+  std::atomic<uint64_t> pairwise_collectives{0};
   // Non-blocking collectives that ran on MPIZip's engines (statistics on).
   std::atomic<uint64_t> nonblocking_collectives{0};
   std::atomic<uint64_t> codec_ns{0};

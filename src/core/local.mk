@@ -19,7 +19,9 @@ libmpizip_core_la_SOURCES += \
 	src/core/p2p_recv.cc src/core/p2p_probe.cc \
 	src/core/comm_lifecycle.h src/core/comm_lifecycle.cc
 # Collective entry points (MPI_Allreduce, MPI_Iallreduce): policy and staging, engines in coll/.
-# The other collectives go to the MPI library, device buffers staged through host memory.
+# The v-collectives whose counts no rank knows all of as point-to-point messages (coll_pairwise.h);
+# the other collectives go to the MPI library, device buffers staged through host memory.
 libmpizip_core_la_SOURCES += src/core/coll_route.h src/core/coll_route.cc \
+	src/core/coll_pairwise.h src/core/coll_pairwise.cc \
 	src/core/reduce_type.h src/core/reduce_type.cc \
 	src/core/coll_staging.h src/core/coll_staging.cc

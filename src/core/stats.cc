@@ -89,6 +89,11 @@ void print_protocol(CommState& s, const std::string& label) {
                   static_cast<unsigned long long>(h));
     line += buf;
   }
+  if (const uint64_t n = s.pairwise_collectives.load(std::memory_order_relaxed); n != 0) {
+    std::snprintf(buf, sizeof buf, "%spairwise collectives=%llu", line.empty() ? "" : "; ",
+                  static_cast<unsigned long long>(n));
+    line += buf;
+  }
   if (const uint64_t n = s.ratios.incompressible_streams(); n != 0) {
     std::snprintf(buf, sizeof buf, "%sincompressible streams=%llu sent raw=%llu",
                   line.empty() ? "" : "; ", static_cast<unsigned long long>(n),

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include "src/core/bsend_buffer.h"
+#include "src/core/coll_pairwise.h"
 #include "src/core/coll_route.h"
 #include "src/core/coll_staging.h"
 #include "src/core/comm_lifecycle.h"

@@ -6,8 +6,9 @@
 # docs/STATUS.md records),
 # so that the float MPI_Allreduce, MPI_Reduce, MPI_Reduce_scatter_block, MPI_Allgather and
 # MPI_Alltoall (and their non-blocking forms) of device buffers run on the two-shot's engine with
-# their pieces compressed by the GPU codec: the statistics must show compressed fp32 or fp64 pieces
-# and non-blocking collectives. 2 ranks every case, 3 ranks the cases whose results do not depend on
+# their pieces compressed by the GPU codec, and MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and
+# MPI_Scatterv as MPIZip point-to-point messages (src/core/coll_pairwise.h): the statistics must
+# show compressed fp32 or fp64 pieces, non-blocking collectives and pairwise collectives. 2 ranks every case, 3 ranks the cases whose results do not depend on
 # the order of float reductions (--exact); then 4 ranks as 2 pretend nodes of 2 (hierarchical).
 # Skipped (77) where there is no GPU.
 . "$MPIZIP_SRCDIR/tests/mpi/lib.sh"
@@ -27,6 +28,8 @@ for run in "2 MPIZIP_FORCE_INTERNODE=1" "3 MPIZIP_FORCE_INTERNODE=1" "4 MPIZIP_P
   grep -v "stats" "$out" | tail -n 3
   grep -Eq "sent fp(32|64) messages=[0-9]+ compressed=[1-9]" "$out" ||
     { grep "stats" "$out" | head -n 4; fail "$np ranks, $env: no compressed fp32 or fp64 piece in the statistics"; }
+  grep -q "pairwise collectives=[1-9]" "$out" ||
+    { grep "stats" "$out" | head -n 4; fail "$np ranks, $env: no v-collective as point-to-point messages"; }
   grep -q "non-blocking collectives=[1-9]" "$out" ||
     { grep "stats" "$out" | head -n 4; fail "$np ranks, $env: no non-blocking collective on the two-shot"; }
 done

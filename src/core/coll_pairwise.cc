@@ -1,0 +1,298 @@
+#include "src/core/coll_pairwise.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "src/core/coll_staging.h"
+#include "src/core/comm_context.h"
+#include "src/core/comm_hints.h"
+#include "src/core/comm_state.h"
+#include "src/core/errors.h"
+#include "src/core/p2p_route.h"
+#include "src/core/protocol.h"
+#include "src/core/requests.h"
+#include "src/core/settings.h"
+#include "src/platform/log.h"
+
+namespace mpizip::core {
+namespace {
+
+// MPIZIP_PAIRWISE's choices, in settings.def's order.
+enum PairwiseSetting { kPairwiseAuto = 0, kPairwiseOff = 1 };
+
+// The tags of the four collectives on the duplicate, which carries nothing else: MPI orders the
+// messages of one tag between two ranks, and a communicator's collectives run in the same order on
+// every rank, so the blocks of one call never meet another call's receives.
+enum Tag { kAlltoallv = 1, kAlltoallw = 2, kGatherv = 3, kScatterv = 4 };
+
+// Collective over `comm` (every rank asks from the same facts, coll_pairwise.h): the duplicate the
+// blocks travel on, set up by the first call; MPI_COMM_NULL where the route is not taken. `state`
+// is the application communicator's state.
+MPI_Comm pairwise_comm(MPI_Comm comm, CommState** state) {
+  if (comm == MPI_COMM_NULL || !protocol_job_on()) return MPI_COMM_NULL;
+  CommState* s = comm_state_find(comm);
+  if (s == nullptr || !s->protocol.load(std::memory_order_acquire) || !s->context) return MPI_COMM_NULL;
+  const Settings& st = comm_settings(s);
+  if (st.pairwise != kPairwiseAuto) return MPI_COMM_NULL;
+  CommContext& c = *s->context;
+  // Within one node the MPI library's own algorithms run (device buffers staged): on host buffers
+  // they beat a message a block (0.24 against 0.64 us a 2-rank alltoallv of 4-256 bytes on the CPU
+  // machine), and a rank cannot know whether its peers' buffers are on a device.
+  if (c.nodes.one_node() && !st.force_internode) return MPI_COMM_NULL;
+  *state = s;
+  if (c.pairwise_tried) return c.pairwise_comm;
+  c.pairwise_tried = true;
+  MPI_Comm sub = MPI_COMM_NULL;
+  bool ready = PMPI_Comm_dup(c.p2p_comm, &sub) == MPI_SUCCESS;
+  if (ready) {
+    PMPI_Comm_set_name(sub, "MPIZip pairwise");
+    CommState* ss = comm_state(sub);
+    ready = ss != nullptr;
+    if (ready) {
+      comm_hints_inherit(*s, ss);
+      ready = protocol_attach(sub) == MPI_SUCCESS && ss->protocol.load() && ss->context;
+    }
+  }
+  // Each rank's setup agrees within the duplicate; the communicator agrees here.
+  int mine = ready ? 1 : 0, all = 0;
+  if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c.p2p_comm) != MPI_SUCCESS) all = 0;
+  if (all == 1) {
+    c.pairwise_comm = sub;
+  } else {
+    if (sub != MPI_COMM_NULL) {
+      protocol_detach(sub);
+      PMPI_Comm_free(&sub);
+    }
+    MPIZIP_INFO("pairwise collectives: a rank could not set up their communicator; the MPI "
+                "library's v-collectives run");
+  }
+  return c.pairwise_comm;
+}
+
+// Bytes of `count` items of `type` (its signature's size), or -1 for a bad count or type.
+int64_t bytes_of(int count, MPI_Datatype type) {
+  int size = 0;
+  if (count < 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+      size < 0)
+    return -1;
+  return static_cast<int64_t>(count) * size;
+}
+
+// The extent of `type`, or nothing for a bad type.
+bool extent_of(MPI_Datatype type, MPI_Aint* extent) {
+  MPI_Aint lb = 0;
+  return type != MPI_DATATYPE_NULL && PMPI_Type_get_extent(type, &lb, extent) == MPI_SUCCESS;
+}
+
+const void* at(const void* p, MPI_Aint bytes) { return static_cast<const char*>(p) + bytes; }
+void* at(void* p, MPI_Aint bytes) { return static_cast<char*>(p) + bytes; }
+
+// The messages of one call: posted, then waited for together.
+class Exchange {
+ public:
+  Exchange(MPI_Comm sub, int tag) : sub_(sub), tag_(tag) {}
+  void recv(void* buf, int count, MPI_Datatype type, int from) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (rc_ == MPI_SUCCESS) rc_ = core::irecv(buf, count, type, from, tag_, sub_, &r);
+    if (r != MPI_REQUEST_NULL) requests_.push_back(r);
+  }
+  void send(const void* buf, int count, MPI_Datatype type, int to) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (rc_ == MPI_SUCCESS) rc_ = core::isend(buf, count, type, to, tag_, sub_, &r);
+    if (r != MPI_REQUEST_NULL) requests_.push_back(r);
+  }
+  // Waits for every message posted (a failed post stops the posting, and what was posted is still
+  // waited for, since its peer posted the other side); the first error.
+  int finish() {
+    if (requests_.empty()) return rc_;
+    std::vector<MPI_Status> statuses(requests_.size());
+    const int rc = core::waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data());
+    if (rc_ != MPI_SUCCESS) return rc_;
+    if (rc == MPI_ERR_IN_STATUS) {
+      for (const MPI_Status& s : statuses)
+        if (s.MPI_ERROR != MPI_SUCCESS) return s.MPI_ERROR;
+    }
+    return rc;
+  }
+
+ private:
+  MPI_Comm sub_;
+  int tag_;
+  int rc_ = MPI_SUCCESS;
+  std::vector<MPI_Request> requests_;
+};
+
+int comm_rank_size(MPI_Comm comm, int* me) {
+  int P = 0;
+  if (PMPI_Comm_rank(comm, me) != MPI_SUCCESS || PMPI_Comm_size(comm, &P) != MPI_SUCCESS) return 0;
+  return P;
+}
+
+int done(CommState* s, MPI_Comm comm, int rc) {
+  if (rc == MPI_SUCCESS) s->pairwise_collectives.fetch_add(1, std::memory_order_relaxed);
+  return raise(comm, rc);
+}
+
+}  // namespace
+
+std::optional<int> pairwise_alltoallv(const void* sendbuf, const int sendcounts[],
+                                      const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                      const int recvcounts[], const int rdispls[],
+                                      MPI_Datatype recvtype, MPI_Comm comm) {
+  if (sendbuf == MPI_IN_PLACE) return std::nullopt;  // every rank alike, as MPI asks
+  CommState* s = nullptr;
+  const MPI_Comm sub = pairwise_comm(comm, &s);
+  if (sub == MPI_COMM_NULL) return std::nullopt;
+  int me = 0;
+  const int P = comm_rank_size(comm, &me);
+  MPI_Aint sext = 0, rext = 0;
+  // Arguments the MPI library would refuse go to it, which reports them.
+  if (P < 1 || sendcounts == nullptr || sdispls == nullptr || recvcounts == nullptr ||
+      rdispls == nullptr || !extent_of(sendtype, &sext) || !extent_of(recvtype, &rext))
+    return std::nullopt;
+  for (int q = 0; q < P; ++q)
+    if (bytes_of(sendcounts[q], sendtype) < 0 || bytes_of(recvcounts[q], recvtype) < 0)
+      return std::nullopt;
+  Exchange x(sub, kAlltoallv);
+  // Receives first, then sends, each starting at a different peer on every rank.
+  for (int k = 0; k < P; ++k) {
+    const int q = (me + P - k) % P;
+    if (bytes_of(recvcounts[q], recvtype) > 0)
+      x.recv(at(recvbuf, rdispls[q] * rext), recvcounts[q], recvtype, q);
+  }
+  for (int k = 0; k < P; ++k) {
+    const int q = (me + k) % P;
+    if (bytes_of(sendcounts[q], sendtype) > 0)
+      x.send(at(sendbuf, sdispls[q] * sext), sendcounts[q], sendtype, q);
+  }
+  return done(s, comm, x.finish());
+}
+
+std::optional<int> pairwise_alltoallw(const void* sendbuf, const int sendcounts[],
+                                      const int sdispls[], const MPI_Datatype sendtypes[],
+                                      void* recvbuf, const int recvcounts[], const int rdispls[],
+                                      const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  if (sendbuf == MPI_IN_PLACE) return std::nullopt;
+  CommState* s = nullptr;
+  const MPI_Comm sub = pairwise_comm(comm, &s);
+  if (sub == MPI_COMM_NULL) return std::nullopt;
+  int me = 0;
+  const int P = comm_rank_size(comm, &me);
+  if (P < 1 || sendcounts == nullptr || sdispls == nullptr || sendtypes == nullptr ||
+      recvcounts == nullptr || rdispls == nullptr || recvtypes == nullptr)
+    return std::nullopt;
+  for (int q = 0; q < P; ++q)
+    if (bytes_of(sendcounts[q], sendtypes[q]) < 0 || bytes_of(recvcounts[q], recvtypes[q]) < 0)
+      return std::nullopt;
+  Exchange x(sub, kAlltoallw);
+  for (int k = 0; k < P; ++k) {
+    const int q = (me + P - k) % P;
+    if (bytes_of(recvcounts[q], recvtypes[q]) > 0)
+      x.recv(at(recvbuf, rdispls[q]), recvcounts[q], recvtypes[q], q);
+  }
+  for (int k = 0; k < P; ++k) {
+    const int q = (me + k) % P;
+    if (bytes_of(sendcounts[q], sendtypes[q]) > 0)
+      x.send(at(sendbuf, sdispls[q]), sendcounts[q], sendtypes[q], q);
+  }
+  return done(s, comm, x.finish());
+}
+
+std::optional<int> pairwise_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void* recvbuf, const int recvcounts[], const int displs[],
+                                    MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  CommState* s = nullptr;
+  const MPI_Comm sub = pairwise_comm(comm, &s);
+  if (sub == MPI_COMM_NULL) return std::nullopt;
+  int me = 0;
+  const int P = comm_rank_size(comm, &me);
+  if (P < 1 || root < 0 || root >= P) return std::nullopt;
+  const bool in_place = me == root && sendbuf == MPI_IN_PLACE;
+  if (!in_place && bytes_of(sendcount, sendtype) < 0) return std::nullopt;
+  MPI_Aint rext = 0;
+  if (me == root) {
+    if (recvcounts == nullptr || displs == nullptr || !extent_of(recvtype, &rext)) return std::nullopt;
+    for (int q = 0; q < P; ++q)
+      if (bytes_of(recvcounts[q], recvtype) < 0) return std::nullopt;
+  }
+  Exchange x(sub, kGatherv);
+  if (me == root) {
+    for (int k = 0; k < P; ++k) {
+      const int q = (me + k) % P;
+      if ((q == me && in_place) || bytes_of(recvcounts[q], recvtype) == 0) continue;
+      x.recv(at(recvbuf, displs[q] * rext), recvcounts[q], recvtype, q);
+    }
+  }
+  if (!in_place && bytes_of(sendcount, sendtype) > 0) x.send(sendbuf, sendcount, sendtype, root);
+  return done(s, comm, x.finish());
+}
+
+std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[],
+                                     const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, int root,
+                                     MPI_Comm comm) {
+  CommState* s = nullptr;
+  const MPI_Comm sub = pairwise_comm(comm, &s);
+  if (sub == MPI_COMM_NULL) return std::nullopt;
+  int me = 0;
+  const int P = comm_rank_size(comm, &me);
+  if (P < 1 || root < 0 || root >= P) return std::nullopt;
+  const bool in_place = me == root && recvbuf == MPI_IN_PLACE;
+  if (!in_place && bytes_of(recvcount, recvtype) < 0) return std::nullopt;
+  MPI_Aint sext = 0;
+  if (me == root) {
+    if (sendcounts == nullptr || displs == nullptr || !extent_of(sendtype, &sext)) return std::nullopt;
+    for (int q = 0; q < P; ++q)
+      if (bytes_of(sendcounts[q], sendtype) < 0) return std::nullopt;
+  }
+  Exchange x(sub, kScatterv);
+  if (!in_place && bytes_of(recvcount, recvtype) > 0) x.recv(recvbuf, recvcount, recvtype, root);
+  if (me == root) {
+    for (int k = 0; k < P; ++k) {
+      const int q = (me + k) % P;
+      if ((q == me && in_place) || bytes_of(sendcounts[q], sendtype) == 0) continue;
+      x.send(at(sendbuf, displs[q] * sext), sendcounts[q], sendtype, q);
+    }
+  }
+  return done(s, comm, x.finish());
+}
+
+int routed_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                     MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (auto rc = pairwise_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                   rdispls, recvtype, comm))
+    return *rc;
+  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                   comm);
+}
+
+int routed_alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                     const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  if (auto rc = pairwise_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                   rdispls, recvtypes, comm))
+    return *rc;
+  return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                   recvtypes, comm);
+}
+
+int routed_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                   MPI_Comm comm) {
+  if (auto rc = pairwise_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                 recvtype, root, comm))
+    return *rc;
+  return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+}
+
+int routed_scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                    int root, MPI_Comm comm) {
+  if (auto rc = pairwise_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                  recvtype, root, comm))
+    return *rc;
+  return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+}  // namespace mpizip::core

@@ -1,0 +1,62 @@
+// The v-collectives whose counts no rank knows all of (MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv,
+// MPI_Scatterv) as MPIZip point-to-point messages, one a block (the direct pairwise algorithm of
+// Open MPI's basic components): each block travels on a private duplicate of the communicator that
+// runs MPIZip's protocol, so that float blocks between nodes travel compressed (split-send), device
+// blocks of one node move over CUDA IPC (one copy, no host staging), and a rank needs only its own
+// arguments: no agreement round, whatever memory each rank's buffers are in. Within one node the
+// MPI library's algorithms stay (device buffers staged): on host buffers a message a block costs
+// more than the library's own shared-memory alltoallv (2.7x at 4-256 bytes on 2 ranks), and a
+// rank cannot tell, without an agreement round, that its peers' buffers are on a device.
+//
+// Every rank of a communicator takes this route or none, from facts they share: MPIZip's protocol
+// on the communicator (the job's switch: a GPU or host compression on some rank), an
+// intra-communicator whose ranks span several nodes (its node map; pretend nodes and
+// MPIZIP_FORCE_INTERNODE count), MPIZIP_PAIRWISE (agreed), MPI_IN_PLACE for an alltoallv or alltoallw (which MPI
+// asks of every rank alike; such calls are passed on), and the duplicate's setup (collective, by
+// the first such call on the communicator; where a rank could not set it up, every rank passes the
+// calls on from then). Blocks of zero bytes send nothing, as the MPI library's own pairwise
+// algorithms do. The call then waits for its messages; the first failing message's error is the
+// call's, raised on the application's communicator.
+//
+// Each function answers none where the route is not taken: the caller passes the call on (the MPI
+// library, device buffers staged: src/core/coll_staging.h).
+#pragma once
+
+#include <mpi.h>
+
+#include <optional>
+
+namespace mpizip::core {
+
+std::optional<int> pairwise_alltoallv(const void* sendbuf, const int sendcounts[],
+                                      const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                      const int recvcounts[], const int rdispls[],
+                                      MPI_Datatype recvtype, MPI_Comm comm);
+// Displacements in bytes, a datatype per block (MPI_Alltoallw).
+std::optional<int> pairwise_alltoallw(const void* sendbuf, const int sendcounts[],
+                                      const int sdispls[], const MPI_Datatype sendtypes[],
+                                      void* recvbuf, const int recvcounts[], const int rdispls[],
+                                      const MPI_Datatype recvtypes[], MPI_Comm comm);
+std::optional<int> pairwise_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void* recvbuf, const int recvcounts[], const int displs[],
+                                    MPI_Datatype recvtype, int root, MPI_Comm comm);
+std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[],
+                                     const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, int root,
+                                     MPI_Comm comm);
+
+// The entry points: the pairwise route where it is taken, else the staged MPI library's call.
+int routed_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                     MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int routed_alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                     const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+int routed_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                   MPI_Comm comm);
+int routed_scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                    int root, MPI_Comm comm);
+
+}  // namespace mpizip::core

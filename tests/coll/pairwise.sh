@@ -1,0 +1,35 @@
+#!/bin/sh
+# MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and MPI_Scatterv on host buffers (tests/coll/pairwise_test.cc)
+# with MPIZip's protocol on, on 2, 3 and 4 ranks: every rank its own node (MPIZIP_FORCE_INTERNODE=1),
+# as MPIZip point-to-point messages (the statistics must count them); the same with host compression
+# (their float blocks must travel compressed on the pairwise communicator); MPIZIP_PAIRWISE=off, and
+# one node (both the MPI library's: none counted); plain MPI; 16 ranks as pretend nodes of 4,
+# compressed. Then a receiver expecting fewer bytes than its sender sends gets MPI_ERR_TRUNCATE.
+# Every run must deliver the senders' bits.
+. "$(dirname "$0")/../mpi/lib.sh"
+prog="$MPIZIP_BUILDDIR/tests/coll/pairwise_test"
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+run_mpi plain 2 "$prog" --quick || fail "plain MPI, 2 ranks"
+for np in 2 3 4; do
+  MPIZIP_TEST_ENV="MPIZIP_PROTOCOL=on MPIZIP_FORCE_INTERNODE=1 MPIZIP_STATS=1" run_mpi mpizip "$np" "$prog" \
+    >"$out" 2>&1 || { tail -n 30 "$out"; fail "$np ranks, protocol on"; }
+  grep -q "pairwise collectives=[1-9]" "$out" ||
+    { grep stats "$out" | head -n 5; fail "$np ranks: the statistics count no pairwise collective"; }
+  MPIZIP_TEST_ENV="MPIZIP_HOST_COMPRESS=1 MPIZIP_FORCE_INTERNODE=1 MPIZIP_MIN_BYTES=0 MPIZIP_STATS=1" \
+    run_mpi mpizip "$np" "$prog" >"$out" 2>&1 || { tail -n 30 "$out"; fail "$np ranks, compressed"; }
+  grep "MPIZip pairwise" "$out" | grep -Eq "sent (fp32|fp64|bf16|fp16) messages=[0-9]+ compressed=[1-9]" ||
+    { grep stats "$out" | head -n 8; fail "$np ranks: no compressed block on the pairwise communicator"; }
+  for env in "MPIZIP_FORCE_INTERNODE=1 MPIZIP_PAIRWISE=off" "MPIZIP_PAIRWISE=auto"; do
+    MPIZIP_TEST_ENV="MPIZIP_PROTOCOL=on MPIZIP_STATS=1 $env" run_mpi mpizip "$np" "$prog" --quick \
+      >"$out" 2>&1 || { tail -n 30 "$out"; fail "$np ranks, $env"; }
+    if grep -q "pairwise collectives=" "$out"; then fail "$np ranks, $env: pairwise collectives ran"; fi
+  done
+done
+MPIZIP_TEST_ENV="MPIZIP_HOST_COMPRESS=1 MPIZIP_PRETEND_NODE_RANKS=4 MPIZIP_MIN_BYTES=0" \
+  run_mpi mpizip 16 "$prog" --quick || fail "16 ranks as pretend nodes of 4, compressed"
+for np in 2 3; do
+  MPIZIP_TEST_ENV="MPIZIP_PROTOCOL=on MPIZIP_FORCE_INTERNODE=1" timeout -k 10 120 sh -c ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip $np '$prog' --truncate" \
+    >"$out" 2>&1 || { cat "$out"; fail "$np ranks, truncation"; }
+done
+echo "pairwise: ok"

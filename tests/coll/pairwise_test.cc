@@ -1,0 +1,238 @@
+// MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and MPI_Scatterv under MPIZip on host buffers, driven
+// by tests/coll/pairwise.sh: for every type (MPI_FLOAT, MPI_DOUBLE, and MPIZIP_BF16 and MPIZIP_FP16
+// when MPIZip is loaded) and size (a few elements to blocks of 300,000), with uneven counts (zero
+// for some pairs), displacements that leave gaps and reverse the blocks' order, every root, the
+// roots' MPI_IN_PLACE, a strided receive datatype and a second call in flight on another
+// communicator order: every receiving byte must end the sender's (smooth values with NaN payloads,
+// infinities, signed zeros and subnormals mixed in), and every byte the call does not cover (the
+// gaps, a guard after each buffer) as it was. MPIZip runs them as point-to-point messages
+// (src/core/coll_pairwise.h); the script checks that, and the compression of their float blocks
+// between nodes, from the statistics. --truncate: a receiver that expects fewer bytes than its
+// sender sends must get MPI_ERR_TRUNCATE (MPI_ERRORS_RETURN), and the communicator still work.
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "tests/coll/allreduce_check.h"
+
+namespace {
+
+using namespace allreduce_check;
+
+constexpr uint8_t kFill = 0xA5;
+constexpr size_t kGuard = 32;
+
+// Element i of what rank `from` sends rank `to` in case `seed`: ordinary values with special bit
+// patterns mixed in, each element distinct.
+void element(const Type& t, int from, int to, uint64_t i, uint64_t seed, uint8_t* e) {
+  uint64_t x = mix(seed * 1000003 + static_cast<uint64_t>(from) * 7919 + static_cast<uint64_t>(to) * 104729 + i);
+  if (x % 17 == 0) {
+    std::memcpy(e, &x, t.bytes);  // raw bits: NaN payloads, infinities, subnormals, zeros
+  } else {
+    store(t, static_cast<float>(static_cast<int64_t>(i % 2001) - 1000) / 64.0f +
+                 static_cast<float>(from) * 0.25f, e);
+  }
+}
+
+// Elements rank `from` sends rank `to`: uneven, zero for some pairs.
+int count_of(int from, int to, int base) {
+  const int k = (from * 3 + to * 5) % 4;
+  return k == 0 ? 0 : base * k / 2 + (from + to) % 3;
+}
+
+bool guard_ok(const std::vector<uint8_t>& buf, size_t from) {
+  for (size_t i = from; i < buf.size(); ++i)
+    if (buf[i] != kFill) return false;
+  return true;
+}
+
+// Block layout of one side: counts and displacements (elements), blocks in reverse rank order with
+// a gap of 3 elements before each; returns the elements the buffer spans.
+int layout(const std::vector<int>& counts, std::vector<int>* displs) {
+  const int P = static_cast<int>(counts.size());
+  displs->assign(P, 0);
+  int at = 0;
+  for (int q = P - 1; q >= 0; --q) {
+    at += 3;
+    (*displs)[q] = at;
+    at += counts[q];
+  }
+  return at;
+}
+
+void alltoallv(const Type& t, int base, uint64_t seed, bool w) {
+  const int P = nranks;
+  std::vector<int> sc(P), rc(P), sd, rd;
+  for (int q = 0; q < P; ++q) {
+    sc[q] = count_of(rank, q, base);
+    rc[q] = count_of(q, rank, base);
+  }
+  const int sspan = layout(sc, &sd), rspan = layout(rc, &rd);
+  std::vector<uint8_t> in(sspan * t.bytes + kGuard, kFill), out(rspan * t.bytes + kGuard, kFill);
+  for (int q = 0; q < P; ++q)
+    for (int i = 0; i < sc[q]; ++i) element(t, rank, q, i, seed, &in[(sd[q] + i) * t.bytes]);
+  int err;
+  if (!w) {
+    err = MPI_Alltoallv(in.data(), sc.data(), sd.data(), t.mpi, out.data(), rc.data(), rd.data(),
+                        t.mpi, MPI_COMM_WORLD);
+  } else {
+    std::vector<int> sdb(P), rdb(P);
+    std::vector<MPI_Datatype> st(P, t.mpi), rt(P, t.mpi);
+    for (int q = 0; q < P; ++q) {
+      sdb[q] = sd[q] * static_cast<int>(t.bytes);
+      rdb[q] = rd[q] * static_cast<int>(t.bytes);
+    }
+    err = MPI_Alltoallw(in.data(), sc.data(), sdb.data(), st.data(), out.data(), rc.data(),
+                        rdb.data(), rt.data(), MPI_COMM_WORLD);
+  }
+  CHECK(err == MPI_SUCCESS, "%s %s base %d: rc %d", w ? "MPI_Alltoallw" : "MPI_Alltoallv", t.name, base, err);
+  std::vector<uint8_t> want(out.size(), kFill);
+  std::vector<uint8_t> e(t.bytes);
+  for (int q = 0; q < P; ++q)
+    for (int i = 0; i < rc[q]; ++i) element(t, q, rank, i, seed, &want[(rd[q] + i) * t.bytes]);
+  size_t at = 0;
+  while (at < want.size() && want[at] == out[at]) ++at;
+  CHECK(at == want.size(), "%s %s base %d: byte %zu of %zu differs", w ? "MPI_Alltoallw" : "MPI_Alltoallv",
+        t.name, base, at, want.size());
+}
+
+void gatherv(const Type& t, int base, int root, bool in_place, uint64_t seed) {
+  const int P = nranks;
+  std::vector<int> rc(P), rd;
+  for (int q = 0; q < P; ++q) rc[q] = count_of(q, root, base);
+  const int span = layout(rc, &rd);
+  const int mine = rc[rank];
+  std::vector<uint8_t> in(mine * t.bytes + kGuard, kFill), out(span * t.bytes + kGuard, kFill);
+  for (int i = 0; i < mine; ++i) element(t, rank, root, i, seed, &in[i * t.bytes]);
+  const bool place = in_place && rank == root;
+  if (place) std::memcpy(&out[rd[rank] * t.bytes], in.data(), mine * t.bytes);
+  const int err = MPI_Gatherv(place ? MPI_IN_PLACE : in.data(), mine, t.mpi,
+                              rank == root ? out.data() : nullptr, rc.data(), rd.data(), t.mpi,
+                              root, MPI_COMM_WORLD);
+  CHECK(err == MPI_SUCCESS, "MPI_Gatherv %s base %d root %d: rc %d", t.name, base, root, err);
+  CHECK(guard_ok(in, mine * t.bytes), "MPI_Gatherv %s: the send buffer's guard changed", t.name);
+  if (rank != root) return;
+  std::vector<uint8_t> want(out.size(), kFill);
+  for (int q = 0; q < P; ++q)
+    for (int i = 0; i < rc[q]; ++i) element(t, q, root, i, seed, &want[(rd[q] + i) * t.bytes]);
+  size_t at = 0;
+  while (at < want.size() && want[at] == out[at]) ++at;
+  CHECK(at == want.size(), "MPI_Gatherv %s base %d root %d%s: byte %zu of %zu differs", t.name, base,
+        root, in_place ? " in place" : "", at, want.size());
+}
+
+void scatterv(const Type& t, int base, int root, bool in_place, uint64_t seed) {
+  const int P = nranks;
+  std::vector<int> sc(P), sd;
+  for (int q = 0; q < P; ++q) sc[q] = count_of(root, q, base);
+  const int span = layout(sc, &sd);
+  const int mine = sc[rank];
+  std::vector<uint8_t> in(span * t.bytes + kGuard, kFill), out(mine * t.bytes + kGuard, kFill);
+  if (rank == root)
+    for (int q = 0; q < P; ++q)
+      for (int i = 0; i < sc[q]; ++i) element(t, root, q, i, seed, &in[(sd[q] + i) * t.bytes]);
+  const bool place = in_place && rank == root;
+  const std::vector<uint8_t> before = in;
+  const int err = MPI_Scatterv(rank == root ? in.data() : nullptr, sc.data(), sd.data(), t.mpi,
+                               place ? MPI_IN_PLACE : out.data(), mine, t.mpi, root, MPI_COMM_WORLD);
+  CHECK(err == MPI_SUCCESS, "MPI_Scatterv %s base %d root %d: rc %d", t.name, base, root, err);
+  CHECK(in == before, "MPI_Scatterv %s: the root's send buffer changed", t.name);
+  if (place) return;
+  std::vector<uint8_t> want(out.size(), kFill);
+  for (int i = 0; i < mine; ++i) element(t, root, rank, i, seed, &want[i * t.bytes]);
+  CHECK(want == out, "MPI_Scatterv %s base %d root %d: rank %d's block differs", t.name, base, root, rank);
+}
+
+// A strided receive datatype (every other element) in an alltoallv: the signatures match, the
+// layouts differ.
+void strided(const Type& t, int base, uint64_t seed) {
+  const int P = nranks;
+  MPI_Datatype pair;
+  MPI_Type_vector(1, 1, 2, t.mpi, &pair);
+  MPI_Datatype every_other;
+  MPI_Type_create_resized(pair, 0, static_cast<MPI_Aint>(2 * t.bytes), &every_other);
+  MPI_Type_commit(&every_other);
+  std::vector<int> sc(P), rc(P), sd(P), rd(P);
+  for (int q = 0; q < P; ++q) {
+    sc[q] = rc[q] = base;
+    sd[q] = rd[q] = q * base;
+  }
+  std::vector<uint8_t> in(P * base * t.bytes), out(2 * P * base * t.bytes + kGuard, kFill);
+  for (int q = 0; q < P; ++q)
+    for (int i = 0; i < base; ++i) element(t, rank, q, i, seed, &in[(q * base + i) * t.bytes]);
+  const int err = MPI_Alltoallv(in.data(), sc.data(), sd.data(), t.mpi, out.data(), rc.data(),
+                                rd.data(), every_other, MPI_COMM_WORLD);
+  CHECK(err == MPI_SUCCESS, "MPI_Alltoallv strided %s: rc %d", t.name, err);
+  std::vector<uint8_t> want(out.size(), kFill);
+  for (int q = 0; q < P; ++q)
+    for (int i = 0; i < base; ++i) element(t, q, rank, i, seed, &want[2 * (q * base + i) * t.bytes]);
+  CHECK(want == out, "MPI_Alltoallv strided %s base %d: the output differs", t.name, base);
+  MPI_Type_free(&every_other);
+  MPI_Type_free(&pair);
+}
+
+// Rank 1 expects one element fewer from rank 0 than rank 0 sends: rank 1's call fails with
+// MPI_ERR_TRUNCATE, the others complete, and the communicator works afterwards.
+int truncate() {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int P = nranks, n = 1000;
+  std::vector<int> sc(P, n), rc(P, n), sd(P), rd(P);
+  for (int q = 0; q < P; ++q) sd[q] = rd[q] = q * n;
+  if (rank == 1) rc[0] = n - 1;
+  std::vector<float> in(P * n, 1.5f), out(P * n, 0.0f);
+  const int err = MPI_Alltoallv(in.data(), sc.data(), sd.data(), MPI_FLOAT, out.data(), rc.data(),
+                                rd.data(), MPI_FLOAT, MPI_COMM_WORLD);
+  int cls = MPI_SUCCESS;
+  if (err != MPI_SUCCESS) MPI_Error_class(err, &cls);
+  const bool want = rank == 1 ? cls == MPI_ERR_TRUNCATE : err == MPI_SUCCESS;
+  long one = 1, sum = 0;
+  const int after = MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  const bool good = want && after == MPI_SUCCESS && sum == P;
+  std::printf("pairwise_test: truncation: rank %d: %s (rc %d class %d)\n", rank,
+              good ? "as expected" : "WRONG", err, cls);
+  return good ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--truncate") == 0) {
+      const int rc = truncate();
+      MPI_Finalize();
+      return rc;
+    }
+    quick = quick || std::strcmp(argv[i], "--quick") == 0;
+  }
+  const std::vector<Type> types = test_types(mpizip_active());
+  uint64_t seed = 1;
+  std::vector<int> bases = {1, 7, 1000, 65536};
+  if (!quick) bases.push_back(300000);
+  for (const Type& t : types) {
+    for (int base : bases) {
+      alltoallv(t, base, seed++, false);
+      alltoallv(t, base, seed++, true);
+      for (int root = 0; root < nranks; ++root) {
+        if (base > 1000 && root != 0 && root != nranks - 1) continue;  // every root when small
+        for (bool in_place : {false, true}) {
+          gatherv(t, base, root, in_place, seed++);
+          scatterv(t, base, root, in_place, seed++);
+        }
+      }
+    }
+    strided(t, 1000, seed++);
+  }
+  long mine = failures, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("pairwise_test: %d ranks, %ld failures\n", nranks, all);
+  MPI_Finalize();
+  return all == 0 ? 0 : 1;
+}
