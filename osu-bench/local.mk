@@ -28,6 +28,8 @@ pkglibexec_PROGRAMS = osu-bench/osu_latency osu-bench/osu_bw osu-bench/osu_bibw 
 	osu-bench/osu_scatter osu-bench/osu_allgatherv osu-bench/osu_alltoallv osu-bench/osu_gatherv \
 	osu-bench/osu_scatterv osu-bench/osu_barrier osu-bench/osu_iallreduce osu-bench/osu_ibcast \
 	osu-bench/osu_iallgather osu-bench/osu_ialltoall osu-bench/osu_ireduce_scatter \
+	osu-bench/osu_ireduce osu-bench/osu_igather osu-bench/osu_iscatter osu-bench/osu_iallgatherv \
+	osu-bench/osu_ialltoallv osu-bench/osu_igatherv osu-bench/osu_iscatterv \
 	osu-bench/weight_sync
 osu_bench_osu_latency_SOURCES = osu-bench/osu_latency.cc
 osu_bench_osu_latency_CPPFLAGS = $(osub_cppflags)
@@ -94,6 +96,27 @@ osu_bench_osu_ialltoall_LDADD = $(osub_ldadd)
 osu_bench_osu_ireduce_scatter_SOURCES = osu-bench/osu_reduce_scatter.cc
 osu_bench_osu_ireduce_scatter_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
 osu_bench_osu_ireduce_scatter_LDADD = $(osub_ldadd)
+osu_bench_osu_ireduce_SOURCES = osu-bench/osu_reduce.cc
+osu_bench_osu_ireduce_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
+osu_bench_osu_ireduce_LDADD = $(osub_ldadd)
+osu_bench_osu_igather_SOURCES = osu-bench/osu_gather.cc
+osu_bench_osu_igather_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
+osu_bench_osu_igather_LDADD = $(osub_ldadd)
+osu_bench_osu_iscatter_SOURCES = osu-bench/osu_scatter.cc
+osu_bench_osu_iscatter_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
+osu_bench_osu_iscatter_LDADD = $(osub_ldadd)
+osu_bench_osu_iallgatherv_SOURCES = osu-bench/osu_allgatherv.cc
+osu_bench_osu_iallgatherv_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
+osu_bench_osu_iallgatherv_LDADD = $(osub_ldadd)
+osu_bench_osu_ialltoallv_SOURCES = osu-bench/osu_alltoallv.cc
+osu_bench_osu_ialltoallv_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
+osu_bench_osu_ialltoallv_LDADD = $(osub_ldadd)
+osu_bench_osu_igatherv_SOURCES = osu-bench/osu_gatherv.cc
+osu_bench_osu_igatherv_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
+osu_bench_osu_igatherv_LDADD = $(osub_ldadd)
+osu_bench_osu_iscatterv_SOURCES = osu-bench/osu_scatterv.cc
+osu_bench_osu_iscatterv_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
+osu_bench_osu_iscatterv_LDADD = $(osub_ldadd)
 # A reinforcement-learning weight update: a model's tensors from rank 0 to rank 1, all at once.
 osu_bench_weight_sync_SOURCES = osu-bench/weight_sync.cc
 osu_bench_weight_sync_CPPFLAGS = $(osub_cppflags)

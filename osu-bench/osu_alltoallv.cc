@@ -1,6 +1,8 @@
 // osu_alltoallv: MPI_Alltoallv; the size is what each rank sends to each rank, as in OSU (under
 // --uneven, the largest block: the block rank i sends rank j has the count of rank (i + j) % P,
 // so every rank sends and receives each count once; see v_layout in common/collective.h).
+// Built with OSUB_NONBLOCKING, osu_ialltoallv: MPI_Ialltoallv, timed as OSU times its non-blocking
+// collectives (time_overlap in common/harness.h).
 #include <mpi.h>
 
 #include "osu-bench/common/collective.h"
@@ -23,12 +25,18 @@ class Alltoallv : public Benchmark {
     const VLayout layout = v_layout(ctx_, bytes, ctx_.rank);
     const size_t extent = layout.extent * ctx_.elem_size;
     bufs_.poison(extent);
-    Row row{time_collective(ctx_, bytes, [&] {
-      MPI_Alltoallv(bufs_.send().send_view(extent), layout.counts.data(), layout.displs.data(),
-                    ctx_.mpi.datatype, bufs_.recv().recv_view(), layout.counts.data(),
-                    layout.displs.data(), ctx_.mpi.datatype, MPI_COMM_WORLD);
-      bufs_.recv().received(extent);
-    })};
+    Row row{time_call(
+        ctx_, bytes,
+        [&](MPI_Request* request) {
+          void* send = bufs_.send().send_view(extent);
+          void* recv = bufs_.recv().recv_view();
+          const int* n = layout.counts.data();
+          const int* d = layout.displs.data();
+          MPI_Datatype type = ctx_.mpi.datatype;
+          request ? MPI_Ialltoallv(send, n, d, type, recv, n, d, type, MPI_COMM_WORLD, request)
+                  : MPI_Alltoallv(send, n, d, type, recv, n, d, type, MPI_COMM_WORLD);
+        },
+        [&] { bufs_.recv().received(extent); })};
     // Block j must be the block rank j sent this rank, from rank j's layout, bit for bit.
     if (ctx_.opts.validate)
       row.valid = blocks_placed(ctx_, bufs_.recv(), layout, [&](int j) {
@@ -48,5 +56,6 @@ class Alltoallv : public Benchmark {
 int main(int argc, char** argv) {
   return bench_main(argc, argv,
                     v_collective_spec("OSU MPI All-to-Allv Personalized Exchange Latency Test",
+                                      "OSU MPI Non-blocking All-to-Allv Latency Test",
                                       make_benchmark<Alltoallv>));
 }

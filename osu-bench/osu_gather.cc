@@ -1,4 +1,6 @@
 // osu_gather: MPI_Gather to rank 0, as OSU's default; the size is what each rank contributes.
+// Built with OSUB_NONBLOCKING, osu_igather: MPI_Igather, timed as OSU times its non-blocking
+// collectives (time_overlap in common/harness.h).
 #include <mpi.h>
 
 #include <cstring>
@@ -22,12 +24,18 @@ class Gather : public Benchmark {
     const size_t total = bytes * size_t(ctx_.nranks);
     const bool root = ctx_.rank == 0;
     if (root) bufs_.poison(total);
-    Row row{time_collective(ctx_, bytes, [&] {
-      MPI_Gather(bufs_.send().send_view(bytes), count, ctx_.mpi.datatype,
-                 root ? bufs_.recv().recv_view() : nullptr, count, ctx_.mpi.datatype, 0,
-                 MPI_COMM_WORLD);
-      if (root) bufs_.recv().received(total);
-    })};
+    Row row{time_call(
+        ctx_, bytes,
+        [&](MPI_Request* request) {
+          void* send = bufs_.send().send_view(bytes);
+          void* recv = root ? bufs_.recv().recv_view() : nullptr;
+          MPI_Datatype type = ctx_.mpi.datatype;
+          request ? MPI_Igather(send, count, type, recv, count, type, 0, MPI_COMM_WORLD, request)
+                  : MPI_Gather(send, count, type, recv, count, type, 0, MPI_COMM_WORLD);
+        },
+        [&] {
+          if (root) bufs_.recv().received(total);
+        })};
     // At the root, block r of the result must be rank r's data, bit for bit.
     if (ctx_.opts.validate) row.valid = !root || gathered(bufs_.result(total), bufs_.inputs(), bytes);
     return row;
@@ -41,5 +49,7 @@ class Gather : public Benchmark {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return bench_main(argc, argv, collective_spec("OSU MPI Gather Latency Test", make_benchmark<Gather>));
+  return bench_main(argc, argv, collective_spec("OSU MPI Gather Latency Test",
+                                                 "OSU MPI Non-blocking Gather Latency Test",
+                                                 make_benchmark<Gather>));
 }

@@ -1,5 +1,7 @@
 // osu_gatherv: MPI_Gatherv to rank 0, as OSU's default; the size is what each rank contributes
 // (under --uneven, the largest block: see v_layout in common/collective.h).
+// Built with OSUB_NONBLOCKING, osu_igatherv: MPI_Igatherv, timed as OSU times its non-blocking
+// collectives (time_overlap in common/harness.h).
 #include <mpi.h>
 
 #include "osu-bench/common/collective.h"
@@ -23,12 +25,20 @@ class Gatherv : public Benchmark {
     const size_t extent = layout.extent * ctx_.elem_size;
     const bool root = ctx_.rank == 0;
     if (root) bufs_.poison(extent);
-    Row row{time_collective(ctx_, bytes, [&] {
-      MPI_Gatherv(bufs_.send().send_view(size_t(mine) * ctx_.elem_size), mine, ctx_.mpi.datatype,
-                  root ? bufs_.recv().recv_view() : nullptr, layout.counts.data(),
-                  layout.displs.data(), ctx_.mpi.datatype, 0, MPI_COMM_WORLD);
-      if (root) bufs_.recv().received(extent);
-    })};
+    Row row{time_call(
+        ctx_, bytes,
+        [&](MPI_Request* request) {
+          void* send = bufs_.send().send_view(size_t(mine) * ctx_.elem_size);
+          void* recv = root ? bufs_.recv().recv_view() : nullptr;
+          MPI_Datatype type = ctx_.mpi.datatype;
+          request ? MPI_Igatherv(send, mine, type, recv, layout.counts.data(),
+                                 layout.displs.data(), type, 0, MPI_COMM_WORLD, request)
+                  : MPI_Gatherv(send, mine, type, recv, layout.counts.data(),
+                                layout.displs.data(), type, 0, MPI_COMM_WORLD);
+        },
+        [&] {
+          if (root) bufs_.recv().received(extent);
+        })};
     // At the root, block r must be rank r's data, bit for bit, and nothing else written.
     if (ctx_.opts.validate && root)
       row.valid = gathered_v(ctx_, bufs_.recv(), layout, bufs_.inputs());
@@ -44,5 +54,7 @@ class Gatherv : public Benchmark {
 
 int main(int argc, char** argv) {
   return bench_main(argc, argv,
-                    v_collective_spec("OSU MPI Gatherv Latency Test", make_benchmark<Gatherv>));
+                    v_collective_spec("OSU MPI Gatherv Latency Test",
+                                      "OSU MPI Non-blocking Gatherv Latency Test",
+                                      make_benchmark<Gatherv>));
 }

@@ -1,5 +1,7 @@
 // osu_reduce: MPI_Reduce with MPI_SUM to rank 0, as OSU's default; the size is the buffer every
 // rank contributes.
+// Built with OSUB_NONBLOCKING, osu_ireduce: MPI_Ireduce, timed as OSU times its non-blocking
+// collectives (time_overlap in common/harness.h).
 #include <mpi.h>
 
 #include "osu-bench/common/collective.h"
@@ -26,11 +28,18 @@ class Reduce : public Benchmark {
     if (count == 0) return std::nullopt;
     const bool root = ctx_.rank == 0;
     if (root) bufs_.poison(bytes);
-    Row row{time_collective(ctx_, bytes, [&] {
-      MPI_Reduce(bufs_.send().send_view(bytes), root ? bufs_.recv().recv_view() : nullptr, count,
-                 ctx_.mpi.datatype, MPI_SUM, 0, MPI_COMM_WORLD);
-      if (root) bufs_.recv().received(bytes);
-    })};
+    Row row{time_call(
+        ctx_, bytes,
+        [&](MPI_Request* request) {
+          void* send = bufs_.send().send_view(bytes);
+          void* recv = root ? bufs_.recv().recv_view() : nullptr;
+          request ? MPI_Ireduce(send, recv, count, ctx_.mpi.datatype, MPI_SUM, 0, MPI_COMM_WORLD,
+                                request)
+                  : MPI_Reduce(send, recv, count, ctx_.mpi.datatype, MPI_SUM, 0, MPI_COMM_WORLD);
+        },
+        [&] {
+          if (root) bufs_.recv().received(bytes);
+        })};
     // The root must hold the sum; the others hold nothing to check.
     if (ctx_.opts.validate) row.valid = !root || check_sum(ctx_, bufs_.inputs(), 0, bufs_.result(bytes));
     return row;
@@ -44,5 +53,7 @@ class Reduce : public Benchmark {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return bench_main(argc, argv, collective_spec("OSU MPI Reduce Latency Test", make_benchmark<Reduce>));
+  return bench_main(argc, argv, collective_spec("OSU MPI Reduce Latency Test",
+                                                 "OSU MPI Non-blocking Reduce Latency Test",
+                                                 make_benchmark<Reduce>));
 }

@@ -2,6 +2,8 @@
 // The root's send buffer holds its own data's first `size` bytes for every rank's block in turn
 // (the benchmark's inputs: rank r's block is rank r's data, which the root knows as every rank
 // does).
+// Built with OSUB_NONBLOCKING, osu_iscatter: MPI_Iscatter, timed as OSU times its non-blocking
+// collectives (time_overlap in common/harness.h).
 #include <mpi.h>
 
 #include <cstring>
@@ -24,12 +26,16 @@ class Scatter : public Benchmark {
     const int count = int(bytes / ctx_.elem_size);
     const bool root = ctx_.rank == 0;
     bufs_.poison(bytes);
-    Row row{time_collective(ctx_, bytes, [&] {
-      MPI_Scatter(root ? bufs_.send().send_view(bytes * size_t(ctx_.nranks)) : nullptr, count,
-                  ctx_.mpi.datatype, bufs_.recv().recv_view(), count, ctx_.mpi.datatype, 0,
-                  MPI_COMM_WORLD);
-      bufs_.recv().received(bytes);
-    })};
+    Row row{time_call(
+        ctx_, bytes,
+        [&](MPI_Request* request) {
+          void* send = root ? bufs_.send().send_view(bytes * size_t(ctx_.nranks)) : nullptr;
+          void* recv = bufs_.recv().recv_view();
+          MPI_Datatype type = ctx_.mpi.datatype;
+          request ? MPI_Iscatter(send, count, type, recv, count, type, 0, MPI_COMM_WORLD, request)
+                  : MPI_Scatter(send, count, type, recv, count, type, 0, MPI_COMM_WORLD);
+        },
+        [&] { bufs_.recv().received(bytes); })};
     // Rank r must hold block r of the root's send buffer, bit for bit.
     if (ctx_.opts.validate) {
       const std::vector<std::byte>& sent = bufs_.inputs()[0];
@@ -48,5 +54,7 @@ class Scatter : public Benchmark {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return bench_main(argc, argv, collective_spec("OSU MPI Scatter Latency Test", make_benchmark<Scatter>));
+  return bench_main(argc, argv, collective_spec("OSU MPI Scatter Latency Test",
+                                                 "OSU MPI Non-blocking Scatter Latency Test",
+                                                 make_benchmark<Scatter>));
 }

@@ -1,6 +1,8 @@
 // osu_scatterv: MPI_Scatterv from rank 0, as OSU's default; the size is what each rank receives
 // (under --uneven, the largest block: see v_layout in common/collective.h). The root's send buffer
 // holds its own data, block r at rank r's displacement.
+// Built with OSUB_NONBLOCKING, osu_iscatterv: MPI_Iscatterv, timed as OSU times its non-blocking
+// collectives (time_overlap in common/harness.h).
 #include <mpi.h>
 
 #include "osu-bench/common/collective.h"
@@ -23,12 +25,18 @@ class Scatterv : public Benchmark {
     const int mine = layout.counts[size_t(ctx_.rank)];
     const bool root = ctx_.rank == 0;
     bufs_.poison(bytes);
-    Row row{time_collective(ctx_, bytes, [&] {
-      MPI_Scatterv(root ? bufs_.send().send_view(layout.extent * ctx_.elem_size) : nullptr,
-                   layout.counts.data(), layout.displs.data(), ctx_.mpi.datatype,
-                   bufs_.recv().recv_view(), mine, ctx_.mpi.datatype, 0, MPI_COMM_WORLD);
-      bufs_.recv().received(size_t(mine) * ctx_.elem_size);
-    })};
+    Row row{time_call(
+        ctx_, bytes,
+        [&](MPI_Request* request) {
+          void* send = root ? bufs_.send().send_view(layout.extent * ctx_.elem_size) : nullptr;
+          void* recv = bufs_.recv().recv_view();
+          MPI_Datatype type = ctx_.mpi.datatype;
+          request ? MPI_Iscatterv(send, layout.counts.data(), layout.displs.data(), type, recv,
+                                  mine, type, 0, MPI_COMM_WORLD, request)
+                  : MPI_Scatterv(send, layout.counts.data(), layout.displs.data(), type, recv,
+                                 mine, type, 0, MPI_COMM_WORLD);
+        },
+        [&] { bufs_.recv().received(size_t(mine) * ctx_.elem_size); })};
     // Rank r must hold block r of the root's send buffer, bit for bit, and the rest of the Size
     // bytes must be untouched.
     if (ctx_.opts.validate) {
@@ -49,5 +57,7 @@ class Scatterv : public Benchmark {
 
 int main(int argc, char** argv) {
   return bench_main(argc, argv,
-                    v_collective_spec("OSU MPI Scatterv Latency Test", make_benchmark<Scatterv>));
+                    v_collective_spec("OSU MPI Scatterv Latency Test",
+                                      "OSU MPI Non-blocking Scatterv Latency Test",
+                                      make_benchmark<Scatterv>));
 }

@@ -119,6 +119,13 @@ run_check "osu_iallgather char" 9 3 "$bench/osu_iallgather" "${small[@]}" -T cha
 run_check "osu_ialltoall bf16" 9 3 "$bench/osu_ialltoall" "${small[@]}" -T bf16 --data constant
 # Sizes with fewer elements than ranks (4 and 8 bytes of float) are skipped.
 run_check "osu_ireduce_scatter float" 7 3 "$bench/osu_ireduce_scatter" "${small[@]}" -T float
+run_check "osu_ireduce double" 8 3 "$bench/osu_ireduce" "${small[@]}" -T double --data normal
+run_check "osu_igather bf16" 9 3 "$bench/osu_igather" "${small[@]}" -T bf16 --data real
+run_check "osu_iscatter char" 9 3 "$bench/osu_iscatter" "${small[@]}" -T char
+run_check "osu_iallgatherv --uneven float" 9 3 "$bench/osu_iallgatherv" "${small[@]}" -T float --uneven
+run_check "osu_ialltoallv --uneven fp16" 9 3 "$bench/osu_ialltoallv" "${small[@]}" -T fp16 --uneven
+run_check "osu_igatherv double" 8 3 "$bench/osu_igatherv" "${small[@]}" -T double --data uniform
+run_check "osu_iscatterv --uneven bf16" 9 3 "$bench/osu_iscatterv" "${small[@]}" -T bf16 --uneven
 
 # --- weight_sync, small tensors on host buffers: plain MPI, MPIZip preloaded, and MPIZip
 # compressing host buffers (the 1M tensor compressed, the 512K one raw). Each run exits 0 and

@@ -58,6 +58,14 @@ size_t v_buffer_bytes(const Context& ctx);
 
 // A v-collective test: collective_spec's, taking --uneven.
 BenchSpec v_collective_spec(const char* title, BenchmarkFactory make);
+// The same built in both forms (collective_spec's two-title form): the non-blocking one where the
+// build defines OSUB_NONBLOCKING.
+inline BenchSpec v_collective_spec(const char* title, const char* nonblocking_title,
+                                   BenchmarkFactory make) {
+  BenchSpec spec = collective_spec(title, nonblocking_title, std::move(make));
+  spec.traits.uneven_counts = true;
+  return spec;
+}
 
 // The header line that says how the blocks are laid out.
 std::string v_layout_description(const Context& ctx);
