@@ -1,6 +1,7 @@
 #include "src/core/coll_pairwise.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "src/core/coll_staging.h"
@@ -87,39 +88,86 @@ bool extent_of(MPI_Datatype type, MPI_Aint* extent) {
 const void* at(const void* p, MPI_Aint bytes) { return static_cast<const char*>(p) + bytes; }
 void* at(void* p, MPI_Aint bytes) { return static_cast<char*>(p) + bytes; }
 
-// The messages of one call: posted, then waited for together.
-class Exchange {
+// The messages of one call, as one operation: each a send or receive of MPIZip's own
+// (start_send, start_recv) that this operation advances, or the MPI library's request for a plain
+// one. Complete once every message is; its error the first message's that failed.
+class Messages : public platform::Operation {
  public:
-  Exchange(MPI_Comm sub, int tag) : sub_(sub), tag_(tag) {}
+  Messages(MPI_Comm sub, int tag) : sub_(sub), tag_(tag) {}
+  ~Messages() override {
+    // A message left behind only where the call failed to post its others: MPI's own requests go
+    // back to MPI (the operations of MPIZip's end with their owner).
+    for (MPI_Request& r : plain_)
+      if (r != MPI_REQUEST_NULL) PMPI_Request_free(&r);
+  }
   void recv(void* buf, int count, MPI_Datatype type, int from) {
-    MPI_Request r = MPI_REQUEST_NULL;
-    if (rc_ == MPI_SUCCESS) rc_ = core::irecv(buf, count, type, from, tag_, sub_, &r);
-    if (r != MPI_REQUEST_NULL) requests_.push_back(r);
+    if (!ok(posted_)) return;
+    std::unique_ptr<platform::Operation> op;
+    MPI_Request plain = MPI_REQUEST_NULL;
+    posted_ = start_recv(buf, count, type, from, tag_, sub_, &op, &plain);
+    keep(std::move(op), plain);
   }
   void send(const void* buf, int count, MPI_Datatype type, int to) {
-    MPI_Request r = MPI_REQUEST_NULL;
-    if (rc_ == MPI_SUCCESS) rc_ = core::isend(buf, count, type, to, tag_, sub_, &r);
-    if (r != MPI_REQUEST_NULL) requests_.push_back(r);
+    if (!ok(posted_)) return;
+    std::unique_ptr<platform::Operation> op;
+    MPI_Request plain = MPI_REQUEST_NULL;
+    posted_ = start_send(buf, count, type, to, tag_, sub_, &op, &plain);
+    keep(std::move(op), plain);
   }
-  // Waits for every message posted (a failed post stops the posting, and what was posted is still
-  // waited for, since its peer posted the other side); the first error.
-  int finish() {
-    if (requests_.empty()) return rc_;
-    std::vector<MPI_Status> statuses(requests_.size());
-    const int rc = core::waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data());
-    if (rc_ != MPI_SUCCESS) return rc_;
-    if (rc == MPI_ERR_IN_STATUS) {
-      for (const MPI_Status& s : statuses)
-        if (s.MPI_ERROR != MPI_SUCCESS) return s.MPI_ERROR;
+  // kOk once every message was posted; else why one was not (those posted still complete).
+  Status posted() const { return posted_; }
+
+  bool progress() override {
+    bool all = true;
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      if (done_[i]) continue;
+      if (ops_[i]->progress()) {
+        done_[i] = true;
+        note(ops_[i]->status().error);
+      } else {
+        all = false;
+      }
     }
-    return rc;
+    for (MPI_Request& r : plain_) {
+      if (r == MPI_REQUEST_NULL) continue;
+      int flag = 0;
+      const int rc = PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS) {
+        note(Status::mpi(rc));
+        if (r != MPI_REQUEST_NULL) PMPI_Request_free(&r);
+        r = MPI_REQUEST_NULL;
+      } else if (!flag) {
+        all = false;
+      }
+    }
+    if (all) status_.error = ok(posted_) ? error_ : posted_;
+    return all;
+  }
+  bool awaits_own_calls() const override {
+    for (size_t i = 0; i < ops_.size(); ++i)
+      if (!done_[i] && ops_[i]->awaits_own_calls()) return true;
+    return false;
   }
 
  private:
+  void keep(std::unique_ptr<platform::Operation> op, MPI_Request plain) {
+    if (op != nullptr) {
+      ops_.push_back(std::move(op));
+      done_.push_back(false);
+    }
+    if (plain != MPI_REQUEST_NULL) plain_.push_back(plain);
+  }
+  void note(Status s) {
+    if (ok(error_) && !ok(s)) error_ = s;
+  }
+
   MPI_Comm sub_;
   int tag_;
-  int rc_ = MPI_SUCCESS;
-  std::vector<MPI_Request> requests_;
+  Status posted_ = Status::kOk;
+  Status error_ = Status::kOk;
+  std::vector<std::unique_ptr<platform::Operation>> ops_;
+  std::vector<bool> done_;
+  std::vector<MPI_Request> plain_;
 };
 
 int comm_rank_size(MPI_Comm comm, int* me) {
@@ -128,20 +176,14 @@ int comm_rank_size(MPI_Comm comm, int* me) {
   return P;
 }
 
-int done(CommState* s, MPI_Comm comm, int rc) {
-  if (rc == MPI_SUCCESS) s->pairwise_collectives.fetch_add(1, std::memory_order_relaxed);
-  return raise(comm, rc);
-}
+// The call's messages, posted on the duplicate; none where the route is not taken.
+using Posted = std::optional<std::unique_ptr<Messages>>;
 
-}  // namespace
-
-std::optional<int> pairwise_alltoallv(const void* sendbuf, const int sendcounts[],
-                                      const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                      const int recvcounts[], const int rdispls[],
-                                      MPI_Datatype recvtype, MPI_Comm comm) {
+Posted post_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, CommState** s) {
   if (sendbuf == MPI_IN_PLACE) return std::nullopt;  // every rank alike, as MPI asks
-  CommState* s = nullptr;
-  const MPI_Comm sub = pairwise_comm(comm, &s);
+  const MPI_Comm sub = pairwise_comm(comm, s);
   if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -153,28 +195,27 @@ std::optional<int> pairwise_alltoallv(const void* sendbuf, const int sendcounts[
   for (int q = 0; q < P; ++q)
     if (bytes_of(sendcounts[q], sendtype) < 0 || bytes_of(recvcounts[q], recvtype) < 0)
       return std::nullopt;
-  Exchange x(sub, kAlltoallv);
+  auto m = std::make_unique<Messages>(sub, kAlltoallv);
   // Receives first, then sends, each starting at a different peer on every rank.
   for (int k = 0; k < P; ++k) {
     const int q = (me + P - k) % P;
     if (bytes_of(recvcounts[q], recvtype) > 0)
-      x.recv(at(recvbuf, rdispls[q] * rext), recvcounts[q], recvtype, q);
+      m->recv(at(recvbuf, rdispls[q] * rext), recvcounts[q], recvtype, q);
   }
   for (int k = 0; k < P; ++k) {
     const int q = (me + k) % P;
     if (bytes_of(sendcounts[q], sendtype) > 0)
-      x.send(at(sendbuf, sdispls[q] * sext), sendcounts[q], sendtype, q);
+      m->send(at(sendbuf, sdispls[q] * sext), sendcounts[q], sendtype, q);
   }
-  return done(s, comm, x.finish());
+  return m;
 }
 
-std::optional<int> pairwise_alltoallw(const void* sendbuf, const int sendcounts[],
-                                      const int sdispls[], const MPI_Datatype sendtypes[],
-                                      void* recvbuf, const int recvcounts[], const int rdispls[],
-                                      const MPI_Datatype recvtypes[], MPI_Comm comm) {
+Posted post_alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                      const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                      const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                      CommState** s) {
   if (sendbuf == MPI_IN_PLACE) return std::nullopt;
-  CommState* s = nullptr;
-  const MPI_Comm sub = pairwise_comm(comm, &s);
+  const MPI_Comm sub = pairwise_comm(comm, s);
   if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -184,25 +225,24 @@ std::optional<int> pairwise_alltoallw(const void* sendbuf, const int sendcounts[
   for (int q = 0; q < P; ++q)
     if (bytes_of(sendcounts[q], sendtypes[q]) < 0 || bytes_of(recvcounts[q], recvtypes[q]) < 0)
       return std::nullopt;
-  Exchange x(sub, kAlltoallw);
+  auto m = std::make_unique<Messages>(sub, kAlltoallw);
   for (int k = 0; k < P; ++k) {
     const int q = (me + P - k) % P;
     if (bytes_of(recvcounts[q], recvtypes[q]) > 0)
-      x.recv(at(recvbuf, rdispls[q]), recvcounts[q], recvtypes[q], q);
+      m->recv(at(recvbuf, rdispls[q]), recvcounts[q], recvtypes[q], q);
   }
   for (int k = 0; k < P; ++k) {
     const int q = (me + k) % P;
     if (bytes_of(sendcounts[q], sendtypes[q]) > 0)
-      x.send(at(sendbuf, sdispls[q]), sendcounts[q], sendtypes[q], q);
+      m->send(at(sendbuf, sdispls[q]), sendcounts[q], sendtypes[q], q);
   }
-  return done(s, comm, x.finish());
+  return m;
 }
 
-std::optional<int> pairwise_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void* recvbuf, const int recvcounts[], const int displs[],
-                                    MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  CommState* s = nullptr;
-  const MPI_Comm sub = pairwise_comm(comm, &s);
+Posted post_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                    MPI_Comm comm, CommState** s) {
+  const MPI_Comm sub = pairwise_comm(comm, s);
   if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -215,24 +255,22 @@ std::optional<int> pairwise_gatherv(const void* sendbuf, int sendcount, MPI_Data
     for (int q = 0; q < P; ++q)
       if (bytes_of(recvcounts[q], recvtype) < 0) return std::nullopt;
   }
-  Exchange x(sub, kGatherv);
+  auto m = std::make_unique<Messages>(sub, kGatherv);
   if (me == root) {
     for (int k = 0; k < P; ++k) {
       const int q = (me + k) % P;
       if ((q == me && in_place) || bytes_of(recvcounts[q], recvtype) == 0) continue;
-      x.recv(at(recvbuf, displs[q] * rext), recvcounts[q], recvtype, q);
+      m->recv(at(recvbuf, displs[q] * rext), recvcounts[q], recvtype, q);
     }
   }
-  if (!in_place && bytes_of(sendcount, sendtype) > 0) x.send(sendbuf, sendcount, sendtype, root);
-  return done(s, comm, x.finish());
+  if (!in_place && bytes_of(sendcount, sendtype) > 0) m->send(sendbuf, sendcount, sendtype, root);
+  return m;
 }
 
-std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[],
-                                     const int displs[], MPI_Datatype sendtype, void* recvbuf,
-                                     int recvcount, MPI_Datatype recvtype, int root,
-                                     MPI_Comm comm) {
-  CommState* s = nullptr;
-  const MPI_Comm sub = pairwise_comm(comm, &s);
+Posted post_scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                     MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                     int root, MPI_Comm comm, CommState** s) {
+  const MPI_Comm sub = pairwise_comm(comm, s);
   if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -245,54 +283,169 @@ std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[]
     for (int q = 0; q < P; ++q)
       if (bytes_of(sendcounts[q], sendtype) < 0) return std::nullopt;
   }
-  Exchange x(sub, kScatterv);
-  if (!in_place && bytes_of(recvcount, recvtype) > 0) x.recv(recvbuf, recvcount, recvtype, root);
+  auto m = std::make_unique<Messages>(sub, kScatterv);
+  if (!in_place && bytes_of(recvcount, recvtype) > 0) m->recv(recvbuf, recvcount, recvtype, root);
   if (me == root) {
     for (int k = 0; k < P; ++k) {
       const int q = (me + k) % P;
       if ((q == me && in_place) || bytes_of(sendcounts[q], sendtype) == 0) continue;
-      x.send(at(sendbuf, displs[q] * sext), sendcounts[q], sendtype, q);
+      m->send(at(sendbuf, displs[q] * sext), sendcounts[q], sendtype, q);
     }
   }
-  return done(s, comm, x.finish());
+  return m;
+}
+
+// A blocking call: every message waited for (those posted, where posting failed), then the call's
+// outcome raised on the application's communicator.
+int finish(Posted m, CommState* s, MPI_Comm comm, const char* what) {
+  const Status posted = (*m)->posted();
+  const Status done = drive(**m);
+  const Status outcome = ok(posted) ? done : posted;
+  if (ok(outcome)) s->pairwise_collectives.fetch_add(1, std::memory_order_relaxed);
+  return raise(comm, outcome, what);
+}
+
+// A non-blocking call: the operation behind the application's request (a call whose posting
+// failed ends here, once what it posted has completed).
+int start(Posted m, CommState* s, MPI_Comm comm, MPI_Request* request, const char* what) {
+  const Status posted = (*m)->posted();
+  if (!ok(posted)) {
+    drive(**m);
+    return raise(comm, posted, what);
+  }
+  s->pairwise_collectives.fetch_add(1, std::memory_order_relaxed);
+  return raise(comm, request_start(std::move(*m), comm, request));
+}
+
+}  // namespace
+
+std::optional<int> pairwise_alltoallv(const void* sendbuf, const int sendcounts[],
+                                      const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                      const int recvcounts[], const int rdispls[],
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  CommState* s = nullptr;
+  Posted m = post_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm, &s);
+  if (!m) return std::nullopt;
+  return request ? start(std::move(m), s, comm, request, "MPI_Ialltoallv")
+                 : finish(std::move(m), s, comm, "MPI_Alltoallv");
+}
+
+std::optional<int> pairwise_alltoallw(const void* sendbuf, const int sendcounts[],
+                                      const int sdispls[], const MPI_Datatype sendtypes[],
+                                      void* recvbuf, const int recvcounts[], const int rdispls[],
+                                      const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                      MPI_Request* request) {
+  CommState* s = nullptr;
+  Posted m = post_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                            recvtypes, comm, &s);
+  if (!m) return std::nullopt;
+  return request ? start(std::move(m), s, comm, request, "MPI_Ialltoallw")
+                 : finish(std::move(m), s, comm, "MPI_Alltoallw");
+}
+
+std::optional<int> pairwise_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void* recvbuf, const int recvcounts[], const int displs[],
+                                    MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                    MPI_Request* request) {
+  CommState* s = nullptr;
+  Posted m = post_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                          root, comm, &s);
+  if (!m) return std::nullopt;
+  return request ? start(std::move(m), s, comm, request, "MPI_Igatherv")
+                 : finish(std::move(m), s, comm, "MPI_Gatherv");
+}
+
+std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[],
+                                     const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, int root,
+                                     MPI_Comm comm, MPI_Request* request) {
+  CommState* s = nullptr;
+  Posted m = post_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                           root, comm, &s);
+  if (!m) return std::nullopt;
+  return request ? start(std::move(m), s, comm, request, "MPI_Iscatterv")
+                 : finish(std::move(m), s, comm, "MPI_Scatterv");
 }
 
 int routed_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                      MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   if (auto rc = pairwise_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                   rdispls, recvtype, comm))
+                                   rdispls, recvtype, comm, nullptr))
     return *rc;
   return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                    comm);
+}
+
+int routed_ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request* request) {
+  if (auto rc = pairwise_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                   rdispls, recvtype, comm, request))
+    return *rc;
+  return ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                    recvtype, comm, request);
 }
 
 int routed_alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                      const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                      const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
   if (auto rc = pairwise_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                   rdispls, recvtypes, comm))
+                                   rdispls, recvtypes, comm, nullptr))
     return *rc;
   return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                    recvtypes, comm);
+}
+
+int routed_ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                      const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                      const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                      MPI_Request* request) {
+  if (auto rc = pairwise_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                   rdispls, recvtypes, comm, request))
+    return *rc;
+  return ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                    recvtypes, comm, request);
 }
 
 int routed_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                    MPI_Comm comm) {
   if (auto rc = pairwise_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                 recvtype, root, comm))
+                                 recvtype, root, comm, nullptr))
     return *rc;
   return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+}
+
+int routed_igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                    MPI_Comm comm, MPI_Request* request) {
+  if (auto rc = pairwise_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                 recvtype, root, comm, request))
+    return *rc;
+  return igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                  request);
 }
 
 int routed_scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                     MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                     int root, MPI_Comm comm) {
   if (auto rc = pairwise_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                  recvtype, root, comm))
+                                  recvtype, root, comm, nullptr))
     return *rc;
   return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+int routed_iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                     MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                     int root, MPI_Comm comm, MPI_Request* request) {
+  if (auto rc = pairwise_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                  recvtype, root, comm, request))
+    return *rc;
+  return iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                   request);
 }
 
 }  // namespace mpizip::core

@@ -1,5 +1,5 @@
 // The v-collectives whose counts no rank knows all of (MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv,
-// MPI_Scatterv) as MPIZip point-to-point messages, one a block (the direct pairwise algorithm of
+// MPI_Scatterv, and their non-blocking forms) as MPIZip point-to-point messages, one a block (the direct pairwise algorithm of
 // Open MPI's basic components): each block travels on a private duplicate of the communicator that
 // runs MPIZip's protocol, so that float blocks between nodes travel compressed (split-send), device
 // blocks of one node move over CUDA IPC (one copy, no host staging), and a rank needs only its own
@@ -15,8 +15,7 @@
 // asks of every rank alike; such calls are passed on), and the duplicate's setup (collective, by
 // the first such call on the communicator; where a rank could not set it up, every rank passes the
 // calls on from then). Blocks of zero bytes send nothing, as the MPI library's own pairwise
-// algorithms do. The call then waits for its messages; the first failing message's error is the
-// call's, raised on the application's communicator.
+// algorithms do.
 //
 // Each function answers none where the route is not taken: the caller passes the call on (the MPI
 // library, device buffers staged: src/core/coll_staging.h).
@@ -28,35 +27,56 @@
 
 namespace mpizip::core {
 
+// `request` null: the blocking call, every message waited for, the first failing message's error
+// the call's. Else the non-blocking call: the messages are one operation behind *request, which
+// the application's wait or test completes (posted at once, so nothing waits for this rank's
+// later calls but its own receives: docs/DESIGN.md, "Progress").
 std::optional<int> pairwise_alltoallv(const void* sendbuf, const int sendcounts[],
                                       const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                       const int recvcounts[], const int rdispls[],
-                                      MPI_Datatype recvtype, MPI_Comm comm);
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
 // Displacements in bytes, a datatype per block (MPI_Alltoallw).
 std::optional<int> pairwise_alltoallw(const void* sendbuf, const int sendcounts[],
                                       const int sdispls[], const MPI_Datatype sendtypes[],
                                       void* recvbuf, const int recvcounts[], const int rdispls[],
-                                      const MPI_Datatype recvtypes[], MPI_Comm comm);
+                                      const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                      MPI_Request* request);
 std::optional<int> pairwise_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                     void* recvbuf, const int recvcounts[], const int displs[],
-                                    MPI_Datatype recvtype, int root, MPI_Comm comm);
+                                    MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                    MPI_Request* request);
 std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[],
                                      const int displs[], MPI_Datatype sendtype, void* recvbuf,
                                      int recvcount, MPI_Datatype recvtype, int root,
-                                     MPI_Comm comm);
+                                     MPI_Comm comm, MPI_Request* request);
 
-// The entry points: the pairwise route where it is taken, else the staged MPI library's call.
+// The entry points, blocking and not: the pairwise route where it is taken, else the MPI
+// library's call (device buffers staged).
 int routed_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                      MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int routed_ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request* request);
 int routed_alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                      const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                      const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+int routed_ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                      const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                      const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                      MPI_Request* request);
 int routed_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                    MPI_Comm comm);
+int routed_igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                    MPI_Comm comm, MPI_Request* request);
 int routed_scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                     MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                     int root, MPI_Comm comm);
+int routed_iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                     MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                     int root, MPI_Comm comm, MPI_Request* request);
 
 }  // namespace mpizip::core

@@ -473,4 +473,22 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
       comm, request));
 }
 
+Status start_recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                  std::unique_ptr<platform::Operation>* op, MPI_Request* plain) {
+  *plain = MPI_REQUEST_NULL;
+  const Small small = small_message(buf, count, type, source, comm, false);
+  count_bare(small, false);
+  std::optional<Route> r = route_of(small, buf, count, type, comm);
+  if (!r) {
+    if (staged(buf, count, source))
+      return p2p::start_staged_recv(buf, count, type, source, tag, comm, op);
+    return Status::mpi(PMPI_Irecv(buf, count, type, source, tag, comm, plain));
+  }
+  Status posted;
+  *op = routed_recv(*r, [&](const p2p::UserBuffer& b) {
+    return std::make_unique<p2p::RecvOp>(r->channel(), b, source, tag);
+  }, &posted);
+  return posted;
+}
+
 }  // namespace mpizip::core

@@ -5,7 +5,11 @@
 
 #include <mpi.h>
 
+#include <memory>
+
 #include "src/core/p2p_bare.h"
+#include "src/platform/operation.h"
+#include "src/platform/status.h"
 
 namespace mpizip::core {
 
@@ -74,6 +78,17 @@ int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
             MPI_Status* status);
 int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status);
 int imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request);
+// A standard send or a receive as an operation its caller owns and advances, not registered with
+// the request engine, for MPIZip's own algorithms made of messages (src/core/coll_pairwise.h):
+// *op, or, for a message that is the MPI library's own (plain or bare, host memory), *plain, MPI's
+// request, which the caller tests with PMPI_Test. A send has done the work only its own rank can
+// do (encoding, posting) when it returns. For communicators the application never probes
+// (MPIZip's own duplicates): nothing probed is served first. kOk, or why it did not start.
+Status start_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                  std::unique_ptr<platform::Operation>* op, MPI_Request* plain);
+Status start_recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                  std::unique_ptr<platform::Operation>* op, MPI_Request* plain);
+
 // Whether `message` is a handle of MPIZip's own (a message a matched probe took on a protocol
 // communicator), which the MPI library does not know: its MPI_Message_c2f would not take it.
 bool held_message(MPI_Message message);

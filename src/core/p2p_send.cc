@@ -261,4 +261,20 @@ int bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
   return send_init_mode(buf, count, type, dest, tag, comm, request, p2p::SendMode::kBuffered);
 }
 
+Status start_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                  std::unique_ptr<platform::Operation>* op, MPI_Request* plain) {
+  *plain = MPI_REQUEST_NULL;
+  const Small small = small_message(buf, count, type, dest, comm, true);
+  count_bare(small, true);
+  auto r = route_of(small, buf, count, type, comm);
+  if (!r) {
+    if (staged(buf, count, dest))
+      return p2p::start_staged_send(buf, count, type, dest, tag, comm, false, op);
+    return Status::mpi(PMPI_Isend(buf, count, type, dest, tag, comm, plain));
+  }
+  Status s = start_routed_send(*r, dest, tag, p2p::SendMode::kStandard, op);
+  while (ok(s) && (*op)->awaits_own_calls() && !(*op)->progress()) progress();
+  return s;
+}
+
 }  // namespace mpizip::core

@@ -1,4 +1,5 @@
-// MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and MPI_Scatterv under MPIZip on host buffers, driven
+// MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and MPI_Scatterv, blocking and non-blocking (each
+// non-blocking call overlapped with a ring of point-to-point messages), under MPIZip on host buffers, driven
 // by tests/coll/pairwise.sh: for every type (MPI_FLOAT, MPI_DOUBLE, and MPIZIP_BF16 and MPIZIP_FP16
 // when MPIZip is loaded) and size (a few elements to blocks of 300,000), with uneven counts (zero
 // for some pairs), displacements that leave gaps and reverse the blocks' order, every root, the
@@ -64,7 +65,28 @@ int layout(const std::vector<int>& counts, std::vector<int>* displs) {
   return at;
 }
 
-void alltoallv(const Type& t, int base, uint64_t seed, bool w) {
+// Point-to-point traffic on MPI_COMM_WORLD while a non-blocking call is in flight: a ring
+// exchange whose bytes must arrive intact.
+void ring_traffic(uint64_t seed) {
+  const int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+  std::vector<float> out(4096), in(4096, 0.0f);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(rank * 10000 + i + seed % 7);
+  MPI_Sendrecv(out.data(), 4096, MPI_FLOAT, right, 77, in.data(), 4096, MPI_FLOAT, left, 77,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  bool good = true;
+  for (size_t i = 0; i < in.size(); ++i) good = good && in[i] == static_cast<float>(left * 10000 + i + seed % 7);
+  CHECK(good, "ring traffic during a non-blocking call arrived wrong");
+}
+
+// Completes a call: `req` null for a blocking one (err its result); else a non-blocking one's
+// request, waited for after point-to-point traffic.
+int complete(int err, MPI_Request* req, uint64_t seed) {
+  if (req == nullptr || err != MPI_SUCCESS) return err;
+  ring_traffic(seed);
+  return MPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
+void alltoallv(const Type& t, int base, uint64_t seed, bool w, bool nb) {
   const int P = nranks;
   std::vector<int> sc(P), rc(P), sd, rd;
   for (int q = 0; q < P; ++q) {
@@ -76,31 +98,39 @@ void alltoallv(const Type& t, int base, uint64_t seed, bool w) {
   for (int q = 0; q < P; ++q)
     for (int i = 0; i < sc[q]; ++i) element(t, rank, q, i, seed, &in[(sd[q] + i) * t.bytes]);
   int err;
+  MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Request* r = nb ? &req : nullptr;
+  std::vector<int> sdb(P), rdb(P);
+  std::vector<MPI_Datatype> st(P, t.mpi), rt(P, t.mpi);
   if (!w) {
-    err = MPI_Alltoallv(in.data(), sc.data(), sd.data(), t.mpi, out.data(), rc.data(), rd.data(),
-                        t.mpi, MPI_COMM_WORLD);
+    err = nb ? MPI_Ialltoallv(in.data(), sc.data(), sd.data(), t.mpi, out.data(), rc.data(),
+                              rd.data(), t.mpi, MPI_COMM_WORLD, r)
+             : MPI_Alltoallv(in.data(), sc.data(), sd.data(), t.mpi, out.data(), rc.data(),
+                             rd.data(), t.mpi, MPI_COMM_WORLD);
   } else {
-    std::vector<int> sdb(P), rdb(P);
-    std::vector<MPI_Datatype> st(P, t.mpi), rt(P, t.mpi);
     for (int q = 0; q < P; ++q) {
       sdb[q] = sd[q] * static_cast<int>(t.bytes);
       rdb[q] = rd[q] * static_cast<int>(t.bytes);
     }
-    err = MPI_Alltoallw(in.data(), sc.data(), sdb.data(), st.data(), out.data(), rc.data(),
-                        rdb.data(), rt.data(), MPI_COMM_WORLD);
+    err = nb ? MPI_Ialltoallw(in.data(), sc.data(), sdb.data(), st.data(), out.data(), rc.data(),
+                              rdb.data(), rt.data(), MPI_COMM_WORLD, r)
+             : MPI_Alltoallw(in.data(), sc.data(), sdb.data(), st.data(), out.data(), rc.data(),
+                             rdb.data(), rt.data(), MPI_COMM_WORLD);
   }
-  CHECK(err == MPI_SUCCESS, "%s %s base %d: rc %d", w ? "MPI_Alltoallw" : "MPI_Alltoallv", t.name, base, err);
+  err = complete(err, r, seed);
+  const char* name = w ? (nb ? "MPI_Ialltoallw" : "MPI_Alltoallw") : (nb ? "MPI_Ialltoallv" : "MPI_Alltoallv");
+  CHECK(err == MPI_SUCCESS, "%s %s base %d: rc %d", name, t.name, base, err);
   std::vector<uint8_t> want(out.size(), kFill);
   std::vector<uint8_t> e(t.bytes);
   for (int q = 0; q < P; ++q)
     for (int i = 0; i < rc[q]; ++i) element(t, q, rank, i, seed, &want[(rd[q] + i) * t.bytes]);
   size_t at = 0;
   while (at < want.size() && want[at] == out[at]) ++at;
-  CHECK(at == want.size(), "%s %s base %d: byte %zu of %zu differs", w ? "MPI_Alltoallw" : "MPI_Alltoallv",
-        t.name, base, at, want.size());
+  CHECK(at == want.size(), "%s %s base %d: byte %zu of %zu differs", name, t.name, base, at,
+        want.size());
 }
 
-void gatherv(const Type& t, int base, int root, bool in_place, uint64_t seed) {
+void gatherv(const Type& t, int base, int root, bool in_place, uint64_t seed, bool nb) {
   const int P = nranks;
   std::vector<int> rc(P), rd;
   for (int q = 0; q < P; ++q) rc[q] = count_of(q, root, base);
@@ -110,9 +140,13 @@ void gatherv(const Type& t, int base, int root, bool in_place, uint64_t seed) {
   for (int i = 0; i < mine; ++i) element(t, rank, root, i, seed, &in[i * t.bytes]);
   const bool place = in_place && rank == root;
   if (place) std::memcpy(&out[rd[rank] * t.bytes], in.data(), mine * t.bytes);
-  const int err = MPI_Gatherv(place ? MPI_IN_PLACE : in.data(), mine, t.mpi,
-                              rank == root ? out.data() : nullptr, rc.data(), rd.data(), t.mpi,
-                              root, MPI_COMM_WORLD);
+  MPI_Request req = MPI_REQUEST_NULL;
+  const void* send = place ? MPI_IN_PLACE : in.data();
+  void* recv = rank == root ? out.data() : nullptr;
+  const int err = complete(
+      nb ? MPI_Igatherv(send, mine, t.mpi, recv, rc.data(), rd.data(), t.mpi, root, MPI_COMM_WORLD, &req)
+         : MPI_Gatherv(send, mine, t.mpi, recv, rc.data(), rd.data(), t.mpi, root, MPI_COMM_WORLD),
+      nb ? &req : nullptr, seed);
   CHECK(err == MPI_SUCCESS, "MPI_Gatherv %s base %d root %d: rc %d", t.name, base, root, err);
   CHECK(guard_ok(in, mine * t.bytes), "MPI_Gatherv %s: the send buffer's guard changed", t.name);
   if (rank != root) return;
@@ -121,11 +155,11 @@ void gatherv(const Type& t, int base, int root, bool in_place, uint64_t seed) {
     for (int i = 0; i < rc[q]; ++i) element(t, q, root, i, seed, &want[(rd[q] + i) * t.bytes]);
   size_t at = 0;
   while (at < want.size() && want[at] == out[at]) ++at;
-  CHECK(at == want.size(), "MPI_Gatherv %s base %d root %d%s: byte %zu of %zu differs", t.name, base,
-        root, in_place ? " in place" : "", at, want.size());
+  CHECK(at == want.size(), "MPI_%sGatherv %s base %d root %d%s: byte %zu of %zu differs",
+        nb ? "I" : "", t.name, base, root, in_place ? " in place" : "", at, want.size());
 }
 
-void scatterv(const Type& t, int base, int root, bool in_place, uint64_t seed) {
+void scatterv(const Type& t, int base, int root, bool in_place, uint64_t seed, bool nb) {
   const int P = nranks;
   std::vector<int> sc(P), sd;
   for (int q = 0; q < P; ++q) sc[q] = count_of(root, q, base);
@@ -137,14 +171,20 @@ void scatterv(const Type& t, int base, int root, bool in_place, uint64_t seed) {
       for (int i = 0; i < sc[q]; ++i) element(t, root, q, i, seed, &in[(sd[q] + i) * t.bytes]);
   const bool place = in_place && rank == root;
   const std::vector<uint8_t> before = in;
-  const int err = MPI_Scatterv(rank == root ? in.data() : nullptr, sc.data(), sd.data(), t.mpi,
-                               place ? MPI_IN_PLACE : out.data(), mine, t.mpi, root, MPI_COMM_WORLD);
+  MPI_Request req = MPI_REQUEST_NULL;
+  const void* send = rank == root ? in.data() : nullptr;
+  void* recv = place ? MPI_IN_PLACE : out.data();
+  const int err = complete(
+      nb ? MPI_Iscatterv(send, sc.data(), sd.data(), t.mpi, recv, mine, t.mpi, root, MPI_COMM_WORLD, &req)
+         : MPI_Scatterv(send, sc.data(), sd.data(), t.mpi, recv, mine, t.mpi, root, MPI_COMM_WORLD),
+      nb ? &req : nullptr, seed);
   CHECK(err == MPI_SUCCESS, "MPI_Scatterv %s base %d root %d: rc %d", t.name, base, root, err);
   CHECK(in == before, "MPI_Scatterv %s: the root's send buffer changed", t.name);
   if (place) return;
   std::vector<uint8_t> want(out.size(), kFill);
   for (int i = 0; i < mine; ++i) element(t, root, rank, i, seed, &want[i * t.bytes]);
-  CHECK(want == out, "MPI_Scatterv %s base %d root %d: rank %d's block differs", t.name, base, root, rank);
+  CHECK(want == out, "MPI_%sScatterv %s base %d root %d: rank %d's block differs", nb ? "I" : "",
+        t.name, base, root, rank);
 }
 
 // A strided receive datatype (every other element) in an alltoallv: the signatures match, the
@@ -218,13 +258,15 @@ int main(int argc, char** argv) {
   if (!quick) bases.push_back(300000);
   for (const Type& t : types) {
     for (int base : bases) {
-      alltoallv(t, base, seed++, false);
-      alltoallv(t, base, seed++, true);
-      for (int root = 0; root < nranks; ++root) {
-        if (base > 1000 && root != 0 && root != nranks - 1) continue;  // every root when small
-        for (bool in_place : {false, true}) {
-          gatherv(t, base, root, in_place, seed++);
-          scatterv(t, base, root, in_place, seed++);
+      for (bool nb : {false, true}) {
+        alltoallv(t, base, seed++, false, nb);
+        alltoallv(t, base, seed++, true, nb);
+        for (int root = 0; root < nranks; ++root) {
+          if (base > 1000 && root != 0 && root != nranks - 1) continue;  // every root when small
+          for (bool in_place : {false, true}) {
+            gatherv(t, base, root, in_place, seed++, nb);
+            scatterv(t, base, root, in_place, seed++, nb);
+          }
         }
       }
     }
