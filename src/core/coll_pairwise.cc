@@ -27,9 +27,9 @@ enum PairwiseSetting { kPairwiseAuto = 0, kPairwiseOff = 1 };
 enum Tag { kAlltoallv = 1, kAlltoallw = 2, kGatherv = 3, kScatterv = 4 };
 
 // Collective over `comm` (every rank asks from the same facts, coll_pairwise.h): the duplicate the
-// blocks travel on, set up by the first call; MPI_COMM_NULL where the route is not taken. `state`
-// is the application communicator's state.
-MPI_Comm pairwise_comm(MPI_Comm comm, CommState** state) {
+// blocks travel on, set up by the first blocking call (`may_set_up`); MPI_COMM_NULL where the
+// route is not taken. `state` is the application communicator's state.
+MPI_Comm pairwise_comm(MPI_Comm comm, CommState** state, bool may_set_up) {
   if (comm == MPI_COMM_NULL || !protocol_job_on()) return MPI_COMM_NULL;
   CommState* s = comm_state_find(comm);
   if (s == nullptr || !s->protocol.load(std::memory_order_acquire) || !s->context) return MPI_COMM_NULL;
@@ -42,6 +42,10 @@ MPI_Comm pairwise_comm(MPI_Comm comm, CommState** state) {
   if (c.nodes.one_node() && !st.force_internode) return MPI_COMM_NULL;
   *state = s;
   if (c.pairwise_tried) return c.pairwise_comm;
+  // A non-blocking call must not block on its peers, as the setup's collective calls would (a peer
+  // may reach its own call only after a message this rank sends later): it takes the route once a
+  // blocking call has set it up, which every rank sees in the same order of calls.
+  if (!may_set_up) return MPI_COMM_NULL;
   c.pairwise_tried = true;
   MPI_Comm sub = MPI_COMM_NULL;
   bool ready = PMPI_Comm_dup(c.p2p_comm, &sub) == MPI_SUCCESS;
@@ -182,14 +186,16 @@ int comm_rank_size(MPI_Comm comm, int* me) {
   return P;
 }
 
-// The call's messages, posted on the duplicate; none where the route is not taken.
+// The call's messages, posted on the duplicate; none where the route is not taken. `blocking`: the
+// call may set the duplicate up (pairwise_comm).
 using Posted = std::optional<std::unique_ptr<Messages>>;
 
 Posted post_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, CommState** s) {
+                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, bool blocking,
+                      CommState** s) {
   if (sendbuf == MPI_IN_PLACE) return std::nullopt;  // every rank alike, as MPI asks
-  const MPI_Comm sub = pairwise_comm(comm, s);
+  const MPI_Comm sub = pairwise_comm(comm, s, blocking);
   if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -219,9 +225,9 @@ Posted post_alltoallv(const void* sendbuf, const int sendcounts[], const int sdi
 Posted post_alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                       const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                       const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                      CommState** s) {
+                      bool blocking, CommState** s) {
   if (sendbuf == MPI_IN_PLACE) return std::nullopt;
-  const MPI_Comm sub = pairwise_comm(comm, s);
+  const MPI_Comm sub = pairwise_comm(comm, s, blocking);
   if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -247,8 +253,8 @@ Posted post_alltoallw(const void* sendbuf, const int sendcounts[], const int sdi
 
 Posted post_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                    MPI_Comm comm, CommState** s) {
-  const MPI_Comm sub = pairwise_comm(comm, s);
+                    MPI_Comm comm, bool blocking, CommState** s) {
+  const MPI_Comm sub = pairwise_comm(comm, s, blocking);
   if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -275,8 +281,8 @@ Posted post_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
 
 Posted post_scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                      MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                     int root, MPI_Comm comm, CommState** s) {
-  const MPI_Comm sub = pairwise_comm(comm, s);
+                     int root, MPI_Comm comm, bool blocking, CommState** s) {
+  const MPI_Comm sub = pairwise_comm(comm, s, blocking);
   if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -331,7 +337,7 @@ std::optional<int> pairwise_alltoallv(const void* sendbuf, const int sendcounts[
                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   CommState* s = nullptr;
   Posted m = post_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                            recvtype, comm, &s);
+                            recvtype, comm, request == nullptr, &s);
   if (!m) return std::nullopt;
   return request ? start(std::move(m), s, comm, request, "MPI_Ialltoallv")
                  : finish(std::move(m), s, comm, "MPI_Alltoallv");
@@ -344,7 +350,7 @@ std::optional<int> pairwise_alltoallw(const void* sendbuf, const int sendcounts[
                                       MPI_Request* request) {
   CommState* s = nullptr;
   Posted m = post_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                            recvtypes, comm, &s);
+                            recvtypes, comm, request == nullptr, &s);
   if (!m) return std::nullopt;
   return request ? start(std::move(m), s, comm, request, "MPI_Ialltoallw")
                  : finish(std::move(m), s, comm, "MPI_Alltoallw");
@@ -356,7 +362,7 @@ std::optional<int> pairwise_gatherv(const void* sendbuf, int sendcount, MPI_Data
                                     MPI_Request* request) {
   CommState* s = nullptr;
   Posted m = post_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                          root, comm, &s);
+                          root, comm, request == nullptr, &s);
   if (!m) return std::nullopt;
   return request ? start(std::move(m), s, comm, request, "MPI_Igatherv")
                  : finish(std::move(m), s, comm, "MPI_Gatherv");
@@ -368,7 +374,7 @@ std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[]
                                      MPI_Comm comm, MPI_Request* request) {
   CommState* s = nullptr;
   Posted m = post_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                           root, comm, &s);
+                           root, comm, request == nullptr, &s);
   if (!m) return std::nullopt;
   return request ? start(std::move(m), s, comm, request, "MPI_Iscatterv")
                  : finish(std::move(m), s, comm, "MPI_Scatterv");

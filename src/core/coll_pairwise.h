@@ -13,8 +13,9 @@
 // intra-communicator whose ranks span several nodes (its node map; pretend nodes and
 // MPIZIP_FORCE_INTERNODE count), MPIZIP_PAIRWISE (agreed), MPI_IN_PLACE for an alltoallv or alltoallw (which MPI
 // asks of every rank alike; such calls are passed on), and the duplicate's setup (collective, by
-// the first such call on the communicator; where a rank could not set it up, every rank passes the
-// calls on from then). Blocks of zero bytes send nothing, as the MPI library's own pairwise
+// the first blocking such call on the communicator, since a non-blocking call must not wait for its
+// peers: non-blocking ones before it pass on; where a rank could not set it up, every rank passes
+// the calls on from then). Blocks of zero bytes send nothing, as the MPI library's own pairwise
 // algorithms do.
 //
 // Each function answers none where the route is not taken: the caller passes the call on (the MPI

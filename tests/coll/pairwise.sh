@@ -13,8 +13,9 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 run_mpi plain 2 "$prog" --quick || fail "plain MPI, 2 ranks"
 for np in 2 3 4; do
-  MPIZIP_TEST_ENV="MPIZIP_PROTOCOL=on MPIZIP_FORCE_INTERNODE=1 MPIZIP_STATS=1" run_mpi mpizip "$np" "$prog" \
-    >"$out" 2>&1 || { tail -n 30 "$out"; fail "$np ranks, protocol on"; }
+  MPIZIP_TEST_ENV="MPIZIP_PROTOCOL=on MPIZIP_FORCE_INTERNODE=1 MPIZIP_STATS=1" timeout -k 10 300 \
+    sh -c ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip $np '$prog'" \
+    >"$out" 2>&1 || { tail -n 30 "$out"; fail "$np ranks, protocol on (a hang times out)"; }
   # Every call, blocking and non-blocking, as messages: rank 0's pairwise count equals its calls.
   calls=$(grep "^\[mpizip 0\] stats: comm 0 " "$out" |
     grep -oiE "MPI_I?(alltoallv|alltoallw|gatherv|scatterv) calls=[0-9]+" | cut -d= -f2 |

@@ -10,6 +10,8 @@
 // (src/core/coll_pairwise.h); the script checks that, and the compression of their float blocks
 // between nodes, from the statistics. --truncate: a receiver that expects fewer bytes than its
 // sender sends must get MPI_ERR_TRUNCATE (MPI_ERRORS_RETURN), and the communicator still work.
+// First of all, a non-blocking MPI_Ialltoallv as the first v-collective of a new communicator,
+// with a peer that starts its own only after a message this rank sends after its call.
 #include <mpi.h>
 
 #include <cstdint>
@@ -215,6 +217,40 @@ void strided(const Type& t, int base, uint64_t seed) {
   MPI_Type_free(&pair);
 }
 
+// The first v-collective on a new communicator non-blocking, with point-to-point messages that a
+// peer sends only after its own call: even ranks start MPI_Ialltoallv and then send to the next
+// rank, odd ranks receive from the previous rank first and start theirs after. A call that waited
+// for its peers when it starts would hang here (the script bounds the run).
+void first_nonblocking(const Type& t) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  const int P = nranks, n = 4096;
+  std::vector<int> counts(P, n), displs(P);
+  for (int q = 0; q < P; ++q) displs[q] = q * n;
+  std::vector<uint8_t> in(P * n * t.bytes), out(P * n * t.bytes, kFill);
+  for (int q = 0; q < P; ++q)
+    for (int i = 0; i < n; ++i) element(t, rank, q, i, 99, &in[(q * n + i) * t.bytes]);
+  MPI_Request req = MPI_REQUEST_NULL;
+  int token = rank;
+  const bool even = rank % 2 == 0;
+  if (even) {
+    MPI_Ialltoallv(in.data(), counts.data(), displs.data(), t.mpi, out.data(), counts.data(),
+                   displs.data(), t.mpi, comm, &req);
+    if (rank + 1 < P) MPI_Send(&token, 1, MPI_INT, rank + 1, 5, comm);
+  } else {
+    MPI_Recv(&token, 1, MPI_INT, rank - 1, 5, comm, MPI_STATUS_IGNORE);
+    MPI_Ialltoallv(in.data(), counts.data(), displs.data(), t.mpi, out.data(), counts.data(),
+                   displs.data(), t.mpi, comm, &req);
+  }
+  const int err = MPI_Wait(&req, MPI_STATUS_IGNORE);
+  CHECK(err == MPI_SUCCESS && (even || token == rank - 1), "first non-blocking alltoallv: rc %d", err);
+  std::vector<uint8_t> want(out.size());
+  for (int q = 0; q < P; ++q)
+    for (int i = 0; i < n; ++i) element(t, q, rank, i, 99, &want[(q * n + i) * t.bytes]);
+  CHECK(want == out, "first non-blocking alltoallv %s: the output differs", t.name);
+  MPI_Comm_free(&comm);
+}
+
 // Rank 1 expects one element fewer from rank 0 than rank 0 sends: rank 1's call fails with
 // MPI_ERR_TRUNCATE, the others complete, and the communicator works afterwards.
 int truncate() {
@@ -253,6 +289,7 @@ int main(int argc, char** argv) {
     quick = quick || std::strcmp(argv[i], "--quick") == 0;
   }
   const std::vector<Type> types = test_types(mpizip_active());
+  first_nonblocking(types[0]);
   uint64_t seed = 1;
   std::vector<int> bases = {1, 7, 1000, 65536};
   if (!quick) bases.push_back(300000);
