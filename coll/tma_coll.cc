@@ -316,12 +316,11 @@ Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* ou
     l.timeout_ns = o.timeout_ms * 1000000;
     l.result = static_cast<uint64_t*>(g->result.get());
   }
-  // A large plan of copies alone, each to one destination: the runtime's copies move the bytes,
-  // queued before the kernel,
-  // which then only ends the collective at its barrier (stream order makes the copies complete,
-  // and so visible to every peer, before this rank signals).
-  bool copies = ok(planned) && l.nseg > 0 && bytes >= o.copy_engine_bytes;
-  for (int i = 0; copies && i < l.nseg; ++i) copies = l.seg[i].nsrc == 1 && l.seg[i].ndst == 1;
+  // A large plan of copies alone, each to one destination (runtime_copies, coll/tma_plan.h): the
+  // runtime's copies move the bytes, queued before the kernel, which then only ends the collective
+  // at its barrier (stream order makes the copies complete, and so visible to every peer, before
+  // this rank signals).
+  const bool copies = ok(planned) && tma::runtime_copies(l, bytes, o.copy_engine_bytes);
   if (runtime_copies != nullptr) *runtime_copies = copies;
   *handled = true;
   // Every rank is past the entry: from here a rank whose part fails tells the others (the header's

@@ -49,6 +49,13 @@ Kind tuned_kind(Kind kind) {
   }
 }
 
+bool runtime_copies(const kernels::tma::Launch& l, uint64_t bytes, uint64_t threshold) {
+  if (l.nseg <= 0 || bytes < threshold) return false;
+  for (int i = 0; i < l.nseg; ++i)
+    if (l.seg[i].nsrc != 1 || l.seg[i].ndst != 1) return false;
+  return true;
+}
+
 uint64_t collective_bytes(const Call& c, int nranks) {
   const uint64_t b = c.count * c.elem, P = static_cast<uint64_t>(nranks);
   switch (c.kind) {

@@ -93,6 +93,12 @@ Status plan(const Call& c, int nranks, int rank, const Buffers& b, kernels::tma:
 Status plan(Kind kind, int nranks, int rank, uint64_t count, uint32_t elem, const Buffers& b,
             kernels::tma::Launch* out);
 
+// Whether this rank's plan `l` of a collective of `bytes` (collective_bytes) runs on the GPU
+// runtime's copies (coll/tma_coll.h, Options::copy_engine_bytes): a plan of copies alone, each to
+// one destination, of at least `threshold` bytes. A fan-out stays on the CTAs, which load a chunk
+// once for every destination.
+bool runtime_copies(const kernels::tma::Launch& l, uint64_t bytes, uint64_t threshold);
+
 // The bytes one rank's part moves through its CTAs (the planner's measure of a collective's size,
 // the key of the tuning table): an allreduce's buffer, a reduce-scatter-block's input, an
 // allgather's output; the others as the measured kind they resemble (tuned_kind).

@@ -311,9 +311,43 @@ void every_kind() {
   CHECK(plan(c, 2, 1, b, &l) == Status::kInvalidArgument);
 }
 
+// Which plans the runtime's copies take: copies alone, each to one destination, from the threshold.
+void copy_choice() {
+  std::vector<uint8_t> x(1 << 12), y(1 << 12);
+  for (int P : {2, 3, 4}) {
+    Buffers b;
+    for (int q = 0; q < P; ++q) {
+      b.in[q] = x.data();
+      b.out[q] = y.data() + q;  // distinct outputs
+    }
+    for (int r = 0; r < P; ++r) {
+      mpizip::kernels::tma::Launch l;
+      Call c;
+      c.kind = Kind::kBcast;
+      c.count = 1024;
+      c.elem = 1;
+      CHECK(plan(c, P, r, b, &l) == Status::kOk);
+      // A broadcast's shard goes to every rank but the root: one destination only on 2 ranks.
+      const bool one = P == 2 || l.nseg == 0;
+      CHECK(runtime_copies(l, 1024, 0) == (one && l.nseg > 0));
+      CHECK(!runtime_copies(l, 1023, 1024));
+      c.kind = Kind::kAlltoall;
+      c.count = 16;
+      CHECK(plan(c, P, r, b, &l) == Status::kOk);
+      CHECK(runtime_copies(l, 16 * P, 16 * P));  // P segments of one destination each
+      c.kind = Kind::kAllreduce;
+      c.count = 256;
+      c.elem = 4;
+      CHECK(plan(c, P, r, b, &l) == Status::kOk);
+      CHECK(!runtime_copies(l, 1024, 0));  // folds stay on the CTAs
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
+  copy_choice();
   shards();
   plans();
   every_kind();
