@@ -1,5 +1,6 @@
 #include "src/core/coll_pairwise.h"
 
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -307,6 +308,55 @@ Posted post_scatterv(const void* sendbuf, const int sendcounts[], const int disp
   return m;
 }
 
+// A gather or scatter between nodes as the v-form's messages, where they are worth it: blocks of a
+// protocol element type (a float type, or MPIZip's 16- and 8-bit ones: the blocks MPIZip
+// compresses) whose whole, P blocks, is at least MPIZIP_ALLREDUCE_MIN_BYTES, as the two-shot's
+// collectives between nodes count it. Every rank decides alike: MPI requires every block's
+// signature to be the root's (`block` is this rank's own count and type: the root's receive
+// count and type where it gathers in place, its send ones where it scatters).
+bool worth_messages(MPI_Comm comm, int count, MPI_Datatype type) {
+  CommState* s = comm_state_find(comm);
+  const int64_t block = bytes_of(count, type);
+  int P = 0;
+  if (s == nullptr || block <= 0 || PMPI_Comm_size(comm, &P) != MPI_SUCCESS) return false;
+  if (!protocol_type_of(s, comm, type)) return false;
+  return static_cast<uint64_t>(block) * static_cast<uint64_t>(P) >=
+         comm_settings(s).allreduce_min_bytes;
+}
+
+Posted post_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, bool blocking,
+                   CommState** s) {
+  int me = 0;
+  const int P = comm_rank_size(comm, &me);
+  if (P < 1 || root < 0 || root >= P) return std::nullopt;
+  const bool in_place = me == root && sendbuf == MPI_IN_PLACE;
+  if (!(in_place ? worth_messages(comm, recvcount, recvtype)
+                 : worth_messages(comm, sendcount, sendtype)))
+    return std::nullopt;
+  std::vector<int> counts(static_cast<size_t>(P), recvcount), displs(static_cast<size_t>(P));
+  for (int q = 0; q < P; ++q) displs[q] = q * recvcount;
+  if (me == root && static_cast<int64_t>(recvcount) * P > INT32_MAX) return std::nullopt;
+  return post_gatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
+                      recvtype, root, comm, blocking, s);
+}
+
+Posted post_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, bool blocking,
+                    CommState** s) {
+  int me = 0;
+  const int P = comm_rank_size(comm, &me);
+  if (P < 1 || root < 0 || root >= P) return std::nullopt;
+  if (!(me == root ? worth_messages(comm, sendcount, sendtype)
+                   : worth_messages(comm, recvcount, recvtype)))
+    return std::nullopt;
+  std::vector<int> counts(static_cast<size_t>(P), sendcount), displs(static_cast<size_t>(P));
+  for (int q = 0; q < P; ++q) displs[q] = q * sendcount;
+  if (me == root && static_cast<int64_t>(sendcount) * P > INT32_MAX) return std::nullopt;
+  return post_scatterv(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount,
+                       recvtype, root, comm, blocking, s);
+}
+
 // A blocking call: every message waited for (those posted, where posting failed), then the call's
 // outcome raised on the application's communicator.
 int finish(Posted m, CommState* s, MPI_Comm comm, const char* what) {
@@ -378,6 +428,46 @@ std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[]
   if (!m) return std::nullopt;
   return request ? start(std::move(m), s, comm, request, "MPI_Iscatterv")
                  : finish(std::move(m), s, comm, "MPI_Scatterv");
+}
+
+std::optional<int> pairwise_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                   MPI_Comm comm, MPI_Request* request) {
+  CommState* s = nullptr;
+  Posted m = post_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         request == nullptr, &s);
+  if (!m) return std::nullopt;
+  return request ? start(std::move(m), s, comm, request, "MPI_Igather")
+                 : finish(std::move(m), s, comm, "MPI_Gather");
+}
+
+std::optional<int> pairwise_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                    MPI_Comm comm, MPI_Request* request) {
+  CommState* s = nullptr;
+  Posted m = post_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                          request == nullptr, &s);
+  if (!m) return std::nullopt;
+  return request ? start(std::move(m), s, comm, request, "MPI_Iscatter")
+                 : finish(std::move(m), s, comm, "MPI_Scatter");
+}
+
+int routed_igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request* request) {
+  if (auto rc = pairwise_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                comm, request))
+    return *rc;
+  return igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+int routed_iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request* request) {
+  if (auto rc = pairwise_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                 comm, request))
+    return *rc;
+  return iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 int routed_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],

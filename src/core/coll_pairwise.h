@@ -51,8 +51,25 @@ std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[]
                                      int recvcount, MPI_Datatype recvtype, int root,
                                      MPI_Comm comm, MPI_Request* request);
 
+// MPI_Gather and MPI_Scatter (and their non-blocking forms) the same way, as the v-forms' messages,
+// where their blocks are of a protocol element type (compressed between nodes) and the P blocks
+// together at least MPIZIP_ALLREDUCE_MIN_BYTES: every rank decides alike, since MPI requires every
+// block's signature to be the root's. Smaller ones go to the MPI library's tree.
+std::optional<int> pairwise_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                   MPI_Comm comm, MPI_Request* request);
+std::optional<int> pairwise_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                    MPI_Comm comm, MPI_Request* request);
+
 // The entry points, blocking and not: the pairwise route where it is taken, else the MPI
 // library's call (device buffers staged).
+int routed_igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request* request);
+int routed_iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request* request);
 int routed_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                      MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);

@@ -1,5 +1,6 @@
 #include "src/core/coll_route.h"
 
+#include "src/core/coll_pairwise.h"
 #include "src/core/comm_context.h"
 #include "src/core/comm_hints.h"
 #include "src/core/errors.h"
@@ -1184,6 +1185,9 @@ int routed_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     a.can = (in_place || contiguous(sendtype)) && (me != root || contiguous(recvtype));
     if (auto rc = on_engine(comm, a, "MPI_Gather (intra-node)", std::nullopt)) return *rc;
   }
+  if (auto rc = pairwise_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                comm, nullptr))
+    return *rc;
   return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -1208,6 +1212,9 @@ int routed_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
     a.can = (!at_root || contiguous(sendtype)) && (in_place || contiguous(recvtype));
     if (auto rc = on_engine(comm, a, "MPI_Scatter (intra-node)", std::nullopt)) return *rc;
   }
+  if (auto rc = pairwise_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                 comm, nullptr))
+    return *rc;
   return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and MPI_Scatterv on host buffers (tests/coll/pairwise_test.cc)
 # with MPIZip's protocol on, on 2, 3 and 4 ranks: every rank its own node (MPIZIP_FORCE_INTERNODE=1),
-# blocking and non-blocking, as MPIZip point-to-point messages (the statistics must count every
+# blocking and non-blocking, as MPIZip point-to-point messages, and MPI_Gather and MPI_Scatter of
+# float types the same way from MPIZIP_ALLREDUCE_MIN_BYTES (0 here: the statistics must count every
 # call); the same with host compression
 # (their float blocks must travel compressed on the pairwise communicator); MPIZIP_PAIRWISE=off, and
 # one node (both the MPI library's: none counted); plain MPI; 16 ranks as pretend nodes of 4,
@@ -13,12 +14,12 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 run_mpi plain 2 "$prog" --quick || fail "plain MPI, 2 ranks"
 for np in 2 3 4; do
-  MPIZIP_TEST_ENV="MPIZIP_PROTOCOL=on MPIZIP_FORCE_INTERNODE=1 MPIZIP_STATS=1" timeout -k 10 300 \
+  MPIZIP_TEST_ENV="MPIZIP_PROTOCOL=on MPIZIP_FORCE_INTERNODE=1 MPIZIP_ALLREDUCE_MIN_BYTES=0 MPIZIP_STATS=1" timeout -k 10 300 \
     sh -c ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip $np '$prog'" \
     >"$out" 2>&1 || { tail -n 30 "$out"; fail "$np ranks, protocol on (a hang times out)"; }
   # Every call, blocking and non-blocking, as messages: rank 0's pairwise count equals its calls.
   calls=$(grep "^\[mpizip 0\] stats: comm 0 " "$out" |
-    grep -oiE "MPI_I?(alltoallv|alltoallw|gatherv|scatterv) calls=[0-9]+" | cut -d= -f2 |
+    grep -oiE "MPI_I?(alltoallv|alltoallw|gatherv|scatterv|gather|scatter) calls=[0-9]+" | cut -d= -f2 |
     awk '{ s += $1 } END { print s + 0 }')
   pairwise=$(grep "^\[mpizip 0\] stats: comm 0 " "$out" | grep -oE "pairwise collectives=[0-9]+" | cut -d= -f2)
   [ "${calls:-0}" -gt 0 ] && [ "${pairwise:-0}" = "$calls" ] ||

@@ -1,4 +1,5 @@
-// MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and MPI_Scatterv, blocking and non-blocking (each
+// MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and MPI_Scatterv, and MPI_Gather and MPI_Scatter of
+// every size, blocking and non-blocking (each
 // non-blocking call overlapped with a ring of point-to-point messages), under MPIZip on host buffers, driven
 // by tests/coll/pairwise.sh: for every type (MPI_FLOAT, MPI_DOUBLE, and MPIZIP_BF16 and MPIZIP_FP16
 // when MPIZip is loaded) and size (a few elements to blocks of 300,000), with uneven counts (zero
@@ -189,6 +190,50 @@ void scatterv(const Type& t, int base, int root, bool in_place, uint64_t seed, b
         t.name, base, root, rank);
 }
 
+// MPI_Gather and MPI_Scatter (and MPI_Igather, MPI_Iscatter) of `n` elements a rank, the root's
+// MPI_IN_PLACE too: every block where it belongs, the root's send buffer and the gaps untouched.
+void gather_scatter(const Type& t, int n, int root, bool in_place, bool nb, uint64_t seed) {
+  const int P = nranks;
+  const size_t block = static_cast<size_t>(n) * t.bytes;
+  std::vector<uint8_t> mine(block + kGuard, kFill), all(P * block + kGuard, kFill);
+  for (int i = 0; i < n; ++i) element(t, rank, root, i, seed, &mine[i * t.bytes]);
+  const bool place = in_place && rank == root;
+  if (place) std::memcpy(&all[rank * block], mine.data(), block);
+  MPI_Request req = MPI_REQUEST_NULL;
+  const void* send = place ? MPI_IN_PLACE : mine.data();
+  void* recv = rank == root ? all.data() : nullptr;
+  int err = complete(nb ? MPI_Igather(send, n, t.mpi, recv, n, t.mpi, root, MPI_COMM_WORLD, &req)
+                        : MPI_Gather(send, n, t.mpi, recv, n, t.mpi, root, MPI_COMM_WORLD),
+                     nb ? &req : nullptr, seed);
+  CHECK(err == MPI_SUCCESS, "MPI_%sGather %s n %d root %d: rc %d", nb ? "I" : "", t.name, n, root, err);
+  if (rank == root) {
+    std::vector<uint8_t> want(all.size(), kFill);
+    for (int q = 0; q < P; ++q)
+      for (int i = 0; i < n; ++i) element(t, q, root, i, seed, &want[q * block + i * t.bytes]);
+    CHECK(want == all, "MPI_%sGather %s n %d root %d%s: the output differs", nb ? "I" : "", t.name,
+          n, root, in_place ? " in place" : "");
+  }
+  // Scatter: the root's blocks out; in place, the root's own block stays where it is.
+  std::vector<uint8_t> src(P * block + kGuard, kFill), dst(block + kGuard, kFill);
+  if (rank == root)
+    for (int q = 0; q < P; ++q)
+      for (int i = 0; i < n; ++i) element(t, root, q, i, seed + 1, &src[q * block + i * t.bytes]);
+  const std::vector<uint8_t> before = src;
+  err = complete(nb ? MPI_Iscatter(rank == root ? src.data() : nullptr, n, t.mpi,
+                                   place ? MPI_IN_PLACE : dst.data(), n, t.mpi, root, MPI_COMM_WORLD, &req)
+                    : MPI_Scatter(rank == root ? src.data() : nullptr, n, t.mpi,
+                                  place ? MPI_IN_PLACE : dst.data(), n, t.mpi, root, MPI_COMM_WORLD),
+                 nb ? &req : nullptr, seed);
+  CHECK(err == MPI_SUCCESS, "MPI_%sScatter %s n %d root %d: rc %d", nb ? "I" : "", t.name, n, root, err);
+  CHECK(src == before, "MPI_%sScatter %s: the root's send buffer changed", nb ? "I" : "", t.name);
+  if (!place) {
+    std::vector<uint8_t> want(dst.size(), kFill);
+    for (int i = 0; i < n; ++i) element(t, root, rank, i, seed + 1, &want[i * t.bytes]);
+    CHECK(want == dst, "MPI_%sScatter %s n %d root %d: rank %d's block differs", nb ? "I" : "",
+          t.name, n, root, rank);
+  }
+}
+
 // A strided receive datatype (every other element) in an alltoallv: the signatures match, the
 // layouts differ.
 void strided(const Type& t, int base, uint64_t seed) {
@@ -308,6 +353,13 @@ int main(int argc, char** argv) {
       }
     }
     strided(t, 1000, seed++);
+    for (int n : {1, 4097, 65536})
+      for (int root : {0, nranks - 1})
+        for (bool in_place : {false, true})
+          for (bool nb : {false, true}) {
+            gather_scatter(t, n, root, in_place, nb, seed);
+            seed += 2;
+          }
   }
   long mine = failures, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
