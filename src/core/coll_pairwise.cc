@@ -191,6 +191,37 @@ int comm_rank_size(MPI_Comm comm, int* me) {
 // call may set the duplicate up (pairwise_comm).
 using Posted = std::optional<std::unique_ptr<Messages>>;
 
+// One block of an exchange: `count` items of `type`, `at` bytes into its buffer.
+struct Block {
+  MPI_Aint at;
+  int count;
+  MPI_Datatype type;
+};
+
+// The messages of an all-to-all exchange on `sub`: block out(q) of `sendbuf` to every rank q and
+// block in(q) of `recvbuf` from it, receives first, then sends, each starting at a different peer
+// on every rank. None where a block's count or type is one the MPI library would refuse (it then
+// reports it).
+template <class In, class Out>
+Posted exchange(MPI_Comm sub, int tag, int P, int me, const void* sendbuf, Out out, void* recvbuf,
+                In in) {
+  for (int q = 0; q < P; ++q)
+    if (bytes_of(out(q).count, out(q).type) < 0 || bytes_of(in(q).count, in(q).type) < 0)
+      return std::nullopt;
+  auto m = std::make_unique<Messages>(sub, tag);
+  for (int k = 0; k < P; ++k) {
+    const int q = (me + P - k) % P;
+    const Block r = in(q);
+    if (bytes_of(r.count, r.type) > 0) m->recv(at(recvbuf, r.at), r.count, r.type, q);
+  }
+  for (int k = 0; k < P; ++k) {
+    const int q = (me + k) % P;
+    const Block w = out(q);
+    if (bytes_of(w.count, w.type) > 0) m->send(at(sendbuf, w.at), w.count, w.type, q);
+  }
+  return m;
+}
+
 Posted post_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, bool blocking,
@@ -205,22 +236,10 @@ Posted post_alltoallv(const void* sendbuf, const int sendcounts[], const int sdi
   if (P < 1 || sendcounts == nullptr || sdispls == nullptr || recvcounts == nullptr ||
       rdispls == nullptr || !extent_of(sendtype, &sext) || !extent_of(recvtype, &rext))
     return std::nullopt;
-  for (int q = 0; q < P; ++q)
-    if (bytes_of(sendcounts[q], sendtype) < 0 || bytes_of(recvcounts[q], recvtype) < 0)
-      return std::nullopt;
-  auto m = std::make_unique<Messages>(sub, kAlltoallv);
-  // Receives first, then sends, each starting at a different peer on every rank.
-  for (int k = 0; k < P; ++k) {
-    const int q = (me + P - k) % P;
-    if (bytes_of(recvcounts[q], recvtype) > 0)
-      m->recv(at(recvbuf, rdispls[q] * rext), recvcounts[q], recvtype, q);
-  }
-  for (int k = 0; k < P; ++k) {
-    const int q = (me + k) % P;
-    if (bytes_of(sendcounts[q], sendtype) > 0)
-      m->send(at(sendbuf, sdispls[q] * sext), sendcounts[q], sendtype, q);
-  }
-  return m;
+  return exchange(
+      sub, kAlltoallv, P, me,
+      sendbuf, [&](int q) { return Block{sdispls[q] * sext, sendcounts[q], sendtype}; },
+      recvbuf, [&](int q) { return Block{rdispls[q] * rext, recvcounts[q], recvtype}; });
 }
 
 Posted post_alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -235,21 +254,11 @@ Posted post_alltoallw(const void* sendbuf, const int sendcounts[], const int sdi
   if (P < 1 || sendcounts == nullptr || sdispls == nullptr || sendtypes == nullptr ||
       recvcounts == nullptr || rdispls == nullptr || recvtypes == nullptr)
     return std::nullopt;
-  for (int q = 0; q < P; ++q)
-    if (bytes_of(sendcounts[q], sendtypes[q]) < 0 || bytes_of(recvcounts[q], recvtypes[q]) < 0)
-      return std::nullopt;
-  auto m = std::make_unique<Messages>(sub, kAlltoallw);
-  for (int k = 0; k < P; ++k) {
-    const int q = (me + P - k) % P;
-    if (bytes_of(recvcounts[q], recvtypes[q]) > 0)
-      m->recv(at(recvbuf, rdispls[q]), recvcounts[q], recvtypes[q], q);
-  }
-  for (int k = 0; k < P; ++k) {
-    const int q = (me + k) % P;
-    if (bytes_of(sendcounts[q], sendtypes[q]) > 0)
-      m->send(at(sendbuf, sdispls[q]), sendcounts[q], sendtypes[q], q);
-  }
-  return m;
+  // Displacements in bytes, a datatype a block.
+  return exchange(
+      sub, kAlltoallw, P, me,
+      sendbuf, [&](int q) { return Block{sdispls[q], sendcounts[q], sendtypes[q]}; },
+      recvbuf, [&](int q) { return Block{rdispls[q], recvcounts[q], recvtypes[q]}; });
 }
 
 Posted post_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
