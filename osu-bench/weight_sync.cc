@@ -4,6 +4,8 @@
 // iterations. Prints one row: the bytes of one sync, the median and the minimum time per sync, and
 // the effective bandwidth (application bytes / median time). Rank 1 checks what arrived bit for
 // bit against rank 0's generator on the first and the last iteration (-c: on every one).
+// --bcast: each tensor goes out as an MPI_Bcast from rank 0 instead, one after the other, as a
+// trainer broadcasts its weights to the inference engines.
 #include <mpi.h>
 
 #include <algorithm>
@@ -56,11 +58,13 @@ class WeightSync : public Benchmark {
     return {
         "Tensors: " + std::to_string(o.tensors.size()) + " (" + list + "), " +
             std::to_string(o.total_tensor_bytes()) + " bytes per sync",
-        "Sync: rank 0 MPI_Isend and rank 1 MPI_Irecv of every tensor (tag: its index), all "
-        "posted at once, then MPI_Waitall on both; a barrier between iterations",
+        o.broadcast ? "Sync: MPI_Bcast of every tensor from rank 0, one after the other; a barrier "
+                      "between iterations"
+                    : "Sync: rank 0 MPI_Isend and rank 1 MPI_Irecv of every tensor (tag: its index), "
+                      "all posted at once, then MPI_Waitall on both; a barrier between iterations",
         "Iterations: " + std::to_string(steps - warmup) + " timed after " + std::to_string(warmup) +
-            " warm-up; time per sync: the slower rank's, from the barrier to MPI_Waitall's "
-            "return (staging copies included)",
+            " warm-up; time per sync: the slower rank's, from the barrier to the last "
+            "tensor's arrival (staging copies included)",
         "Verification: rank 1, bit for bit against rank 0's data, " +
             std::string(o.check_every_step ? "every iteration"
                         : steps == 1       ? "iteration 1"
@@ -98,6 +102,15 @@ class WeightSync : public Benchmark {
 
   void sync() {
     size_t n = buffers_.size();
+    if (ctx_.opts.broadcast) {
+      for (size_t k = 0; k < n; ++k) {
+        void* p = ctx_.rank == kSender ? buffers_[k]->send_view(buffers_[k]->size()) : buffers_[k]->recv_view();
+        MPI_Bcast(p, count(k), ctx_.mpi.datatype, kSender, MPI_COMM_WORLD);
+      }
+      if (ctx_.rank == kReceiver)
+        for (auto& b : buffers_) b->received(b->size());
+      return;
+    }
     for (size_t k = 0; k < n; ++k) {
       if (ctx_.rank == kSender)
         MPI_Isend(buffers_[k]->send_view(buffers_[k]->size()), count(k), ctx_.mpi.datatype,

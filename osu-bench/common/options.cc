@@ -217,6 +217,8 @@ std::optional<Options> parse_options(int argc, char** argv, const ProgramTraits&
     } else if (arg == "--tensors" && tensors) {
       if (!(v = value(i)) || !parse_tensor_list(*v, o.tensors))
         return bad("--tensors takes a list of sizes in bytes, K, M or G, e.g. 214M,107M,32M,16M");
+    } else if (arg == "--bcast" && tensors) {
+      o.broadcast = true;
     } else if (location_letter(arg) && traits.point_to_point && letters.empty()) {
       i += parse_letters(argc, argv, i, letters) - 1;  // OSU's trailing "D H"
     } else {
@@ -246,6 +248,7 @@ std::string usage(const char* program, const ProgramTraits& traits) {
     std::string list;
     for (size_t b : traits.default_tensors) list += (list.empty() ? "" : ",") + format_bytes(b);
     u += "  --tensors LIST    tensors sent per step, bytes with K, M or G (default " + list + ")\n";
+    u += "  --bcast           each tensor as an MPI_Bcast from rank 0 (default: MPI_Isend/MPI_Irecv)\n";
   } else {
     u += "  -m [min:]max      message sizes in bytes, powers of two (default 1:" +
          std::to_string(traits.default_max_size) + ")\n";

@@ -13,6 +13,7 @@
 //                  displacements that are not the counts' prefix sums (see v_layout)
 //   --tensors LIST the messages of one step, e.g. 214M,107M,32M,16M (programs that send a list of
 //                  tensors instead of a range of sizes, weight_sync; K, M, G: 2^10, 2^20, 2^30)
+//   --bcast        (the same programs) each tensor goes out as an MPI_Bcast from rank 0
 #pragma once
 
 #include <array>
@@ -64,6 +65,7 @@ struct Options {
   DataKind data = DataKind::kUniform;
   std::vector<size_t> tensors;    // from ProgramTraits::default_tensors or --tensors
   bool check_every_step = false;  // -c under ProgramTraits::always_validates
+  bool broadcast = false;         // --bcast (tensor programs): each tensor as an MPI_Bcast from rank 0
   bool uneven = false;            // --uneven (ProgramTraits::uneven_counts)
   bool help = false;
 

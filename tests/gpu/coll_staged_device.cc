@@ -110,6 +110,8 @@ int main(int argc, char** argv) {
     return floats && reduces;
   };
   int checked = 0;
+  // COLL_STAGED_TRACE=1: rank 0 prints each run and its time as it finishes (to find a slow case).
+  const bool trace = std::getenv("COLL_STAGED_TRACE") != nullptr && rank == 0;
   {
     World w;
     for (int n : {0, 1, 1000, 65537}) {
@@ -121,7 +123,13 @@ int main(int argc, char** argv) {
           if (nb && !all[k].has_nonblocking) continue;
           const auto want = run_on_host(all[k], k, n, nb);
           for (Placement p : {Placement::kDevice, Placement::kEvenRanks, Placement::kAlternate}) {
+            const double t0 = MPI_Wtime();
             const auto got = run_placed(all[k], k, n, nb, p);
+            if (trace) {
+              std::printf("trace: %s%s n=%d %s: %.3f ms\n", all[k].name.c_str(), nb ? " (nb)" : "", n,
+                          placement_name(p), (MPI_Wtime() - t0) * 1e3);
+              std::fflush(stdout);
+            }
             for (size_t i = 0; i < want.size(); ++i) {
               size_t at = 0;
               while (at < want[i].size() && want[i][at] == got[i][at]) ++at;
