@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "src/core/protocol.h"
 #include "src/core/requests.h"
 #include "src/core/settings.h"
+#include "src/platform/device.h"
 #include "src/platform/log.h"
 
 namespace mpizip::core {
@@ -27,51 +29,74 @@ enum PairwiseSetting { kPairwiseAuto = 0, kPairwiseOff = 1 };
 // every rank, so the blocks of one call never meet another call's receives.
 enum Tag { kAlltoallv = 1, kAlltoallw = 2, kGatherv = 3, kScatterv = 4 };
 
+// Whether every rank of `comm` says yes: one small allreduce; no where it fails.
+bool every_rank_says(bool mine, MPI_Comm comm) {
+  int in = mine ? 1 : 0, all = 0;
+  return PMPI_Allreduce(&in, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all == 1;
+}
+
+// Whether this rank's buffers of a call suit the route within one node: each one the call uses
+// (null or MPI_IN_PLACE where it uses none) in device memory, which moves over CUDA IPC, or host
+// compression on, under which host buffers take MPIZip's algorithms as device ones do (coll_pairwise.h).
+bool buffers_suit_node(std::initializer_list<const void*> buffers, const Settings& st) {
+  if (st.host_compress) return true;
+  for (const void* p : buffers)
+    if (p != nullptr && p != MPI_IN_PLACE && !platform::is_device_pointer(p)) return false;
+  return true;
+}
+
 // Collective over `comm` (every rank asks from the same facts, coll_pairwise.h): the duplicate the
 // blocks travel on, set up by the first blocking call (`may_set_up`); MPI_COMM_NULL where the
-// route is not taken. `state` is the application communicator's state.
-MPI_Comm pairwise_comm(MPI_Comm comm, CommState** state, bool may_set_up) {
+// route is not taken. `state` is the application communicator's state; `buffers` the ones this
+// rank's call uses, which decide the route within one node.
+MPI_Comm pairwise_comm(MPI_Comm comm, CommState** state, bool may_set_up,
+                       std::initializer_list<const void*> buffers) {
   if (comm == MPI_COMM_NULL || !protocol_job_on()) return MPI_COMM_NULL;
   CommState* s = comm_state_find(comm);
   if (s == nullptr || !s->protocol.load(std::memory_order_acquire) || !s->context) return MPI_COMM_NULL;
   const Settings& st = comm_settings(s);
   if (st.pairwise != kPairwiseAuto) return MPI_COMM_NULL;
   CommContext& c = *s->context;
-  // Within one node the MPI library's own algorithms run (device buffers staged): on host buffers
-  // they beat a message a block (0.24 against 0.64 us a 2-rank alltoallv of 4-256 bytes on the CPU
-  // machine), and a rank cannot know whether its peers' buffers are on a device.
-  if (c.nodes.one_node() && !st.force_internode) return MPI_COMM_NULL;
+  // Within one node a blocking call asks every rank whether its buffers suit (one small
+  // allreduce): on host buffers the MPI library's own algorithms beat a message a block (0.24
+  // against 0.64 us a 2-rank alltoallv of 4-256 bytes on the CPU machine), on device buffers they
+  // are staged through host memory where CUDA IPC moves a block in one copy. A non-blocking call
+  // cannot wait for that answer: it passes on.
+  const bool one_node = c.nodes.one_node() && !st.force_internode;
+  if (one_node && !may_set_up) return MPI_COMM_NULL;
   *state = s;
-  if (c.pairwise_tried) return c.pairwise_comm;
-  // A non-blocking call must not block on its peers, as the setup's collective calls would (a peer
-  // may reach its own call only after a message this rank sends later): it takes the route once a
-  // blocking call has set it up, which every rank sees in the same order of calls.
-  if (!may_set_up) return MPI_COMM_NULL;
-  c.pairwise_tried = true;
-  MPI_Comm sub = MPI_COMM_NULL;
-  bool ready = PMPI_Comm_dup(c.p2p_comm, &sub) == MPI_SUCCESS;
-  if (ready) {
-    PMPI_Comm_set_name(sub, "MPIZip pairwise");
-    CommState* ss = comm_state(sub);
-    ready = ss != nullptr;
+  if (!c.pairwise_tried) {
+    // A non-blocking call must not block on its peers, as the setup's collective calls would (a
+    // peer may reach its own call only after a message this rank sends later): it takes the route
+    // once a blocking call has set it up, which every rank sees in the same order of calls.
+    if (!may_set_up) return MPI_COMM_NULL;
+    c.pairwise_tried = true;
+    MPI_Comm sub = MPI_COMM_NULL;
+    bool ready = PMPI_Comm_dup(c.p2p_comm, &sub) == MPI_SUCCESS;
     if (ready) {
-      comm_hints_inherit(*s, ss);
-      ready = protocol_attach(sub) == MPI_SUCCESS && ss->protocol.load() && ss->context;
+      PMPI_Comm_set_name(sub, "MPIZip pairwise");
+      CommState* ss = comm_state(sub);
+      ready = ss != nullptr;
+      if (ready) {
+        comm_hints_inherit(*s, ss);
+        ready = protocol_attach(sub) == MPI_SUCCESS && ss->protocol.load() && ss->context;
+      }
+    }
+    // Each rank's setup agrees within the duplicate; the communicator agrees here.
+    if (every_rank_says(ready, c.p2p_comm)) {
+      c.pairwise_comm = sub;
+    } else {
+      if (sub != MPI_COMM_NULL) {
+        protocol_detach(sub);
+        PMPI_Comm_free(&sub);
+      }
+      MPIZIP_INFO("pairwise collectives: a rank could not set up their communicator; the MPI "
+                  "library's v-collectives run");
     }
   }
-  // Each rank's setup agrees within the duplicate; the communicator agrees here.
-  int mine = ready ? 1 : 0, all = 0;
-  if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c.p2p_comm) != MPI_SUCCESS) all = 0;
-  if (all == 1) {
-    c.pairwise_comm = sub;
-  } else {
-    if (sub != MPI_COMM_NULL) {
-      protocol_detach(sub);
-      PMPI_Comm_free(&sub);
-    }
-    MPIZIP_INFO("pairwise collectives: a rank could not set up their communicator; the MPI "
-                "library's v-collectives run");
-  }
+  if (one_node && c.pairwise_comm != MPI_COMM_NULL &&
+      !every_rank_says(buffers_suit_node(buffers, st), c.p2p_comm))
+    return MPI_COMM_NULL;
   return c.pairwise_comm;
 }
 
@@ -227,7 +252,7 @@ Posted post_alltoallv(const void* sendbuf, const int sendcounts[], const int sdi
                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, bool blocking,
                       CommState** s) {
   if (sendbuf == MPI_IN_PLACE) return std::nullopt;  // every rank alike, as MPI asks
-  const MPI_Comm sub = pairwise_comm(comm, s, blocking);
+  const MPI_Comm sub = pairwise_comm(comm, s, blocking, {sendbuf, recvbuf});
   if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -247,7 +272,7 @@ Posted post_alltoallw(const void* sendbuf, const int sendcounts[], const int sdi
                       const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                       bool blocking, CommState** s) {
   if (sendbuf == MPI_IN_PLACE) return std::nullopt;
-  const MPI_Comm sub = pairwise_comm(comm, s, blocking);
+  const MPI_Comm sub = pairwise_comm(comm, s, blocking, {sendbuf, recvbuf});
   if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -264,10 +289,10 @@ Posted post_alltoallw(const void* sendbuf, const int sendcounts[], const int sdi
 Posted post_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                     MPI_Comm comm, bool blocking, CommState** s) {
-  const MPI_Comm sub = pairwise_comm(comm, s, blocking);
-  if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
+  const MPI_Comm sub = pairwise_comm(comm, s, blocking, {sendbuf, me == root ? recvbuf : nullptr});
+  if (sub == MPI_COMM_NULL) return std::nullopt;
   if (P < 1 || root < 0 || root >= P) return std::nullopt;
   const bool in_place = me == root && sendbuf == MPI_IN_PLACE;
   if (!in_place && bytes_of(sendcount, sendtype) < 0) return std::nullopt;
@@ -292,10 +317,10 @@ Posted post_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
 Posted post_scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                      MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                      int root, MPI_Comm comm, bool blocking, CommState** s) {
-  const MPI_Comm sub = pairwise_comm(comm, s, blocking);
-  if (sub == MPI_COMM_NULL) return std::nullopt;
   int me = 0;
   const int P = comm_rank_size(comm, &me);
+  const MPI_Comm sub = pairwise_comm(comm, s, blocking, {me == root ? sendbuf : nullptr, recvbuf});
+  if (sub == MPI_COMM_NULL) return std::nullopt;
   if (P < 1 || root < 0 || root >= P) return std::nullopt;
   const bool in_place = me == root && recvbuf == MPI_IN_PLACE;
   if (!in_place && bytes_of(recvcount, recvtype) < 0) return std::nullopt;

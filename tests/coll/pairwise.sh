@@ -5,7 +5,9 @@
 # float types the same way from MPIZIP_ALLREDUCE_MIN_BYTES (0 here: the statistics must count every
 # call); the same with host compression
 # (their float blocks must travel compressed on the pairwise communicator); MPIZIP_PAIRWISE=off, and
-# one node (both the MPI library's: none counted); plain MPI; 16 ranks as pretend nodes of 4,
+# one node on host buffers (both the MPI library's: none counted); one node with host compression,
+# under which host buffers count as device ones do (the blocking calls agree on messages, every one
+# counted; the non-blocking ones pass on); plain MPI; 16 ranks as pretend nodes of 4,
 # compressed. Then a receiver expecting fewer bytes than its sender sends gets MPI_ERR_TRUNCATE.
 # Every run must deliver the senders' bits.
 . "$(dirname "$0")/../mpi/lib.sh"
@@ -33,6 +35,15 @@ for np in 2 3 4; do
       >"$out" 2>&1 || { tail -n 30 "$out"; fail "$np ranks, $env"; }
     if grep -q "pairwise collectives=" "$out"; then fail "$np ranks, $env: pairwise collectives ran"; fi
   done
+  MPIZIP_TEST_ENV="MPIZIP_HOST_COMPRESS=1 MPIZIP_ALLREDUCE_MIN_BYTES=0 MPIZIP_STATS=1" timeout -k 10 300 \
+    sh -c ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip $np '$prog' --quick" \
+    >"$out" 2>&1 || { tail -n 30 "$out"; fail "$np ranks, one node, host compression"; }
+  calls=$(grep "^\[mpizip 0\] stats: comm 0 " "$out" |
+    grep -oiE "MPI_(alltoallv|alltoallw|gatherv|scatterv|gather|scatter) calls=[0-9]+" | cut -d= -f2 |
+    awk '{ s += $1 } END { print s + 0 }')
+  pairwise=$(grep "^\[mpizip 0\] stats: comm 0 " "$out" | grep -oE "pairwise collectives=[0-9]+" | cut -d= -f2)
+  [ "${calls:-0}" -gt 0 ] && [ "${pairwise:-0}" = "$calls" ] ||
+    { grep stats "$out" | head -n 5; fail "$np ranks, one node: ${pairwise:-no} pairwise collectives for $calls blocking calls"; }
 done
 MPIZIP_TEST_ENV="MPIZIP_HOST_COMPRESS=1 MPIZIP_PRETEND_NODE_RANKS=4 MPIZIP_MIN_BYTES=0" \
   run_mpi mpizip 16 "$prog" --quick || fail "16 ranks as pretend nodes of 4, compressed"
