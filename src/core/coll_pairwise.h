@@ -3,15 +3,19 @@
 // Open MPI's basic components): each block travels on a private duplicate of the communicator that
 // runs MPIZip's protocol, so that float blocks between nodes travel compressed (split-send), device
 // blocks of one node move over CUDA IPC (one copy, no host staging), and a rank needs only its own
-// arguments: no agreement round, whatever memory each rank's buffers are in. Within one node the
-// MPI library's algorithms stay (device buffers staged): on host buffers a message a block costs
-// more than the library's own shared-memory alltoallv (2.7x at 4-256 bytes on 2 ranks), and a
-// rank cannot tell, without an agreement round, that its peers' buffers are on a device.
+// arguments: no agreement round between nodes, whatever memory each rank's buffers are in. Within
+// one node, where on host buffers a message a block costs more than the library's own
+// shared-memory alltoallv (2.7x at 4-256 bytes on 2 ranks), a blocking call first asks every rank
+// whether the buffers it uses are device memory (one small allreduce; host compression counts
+// host buffers as device ones, as everywhere in coll/): all yes, the blocks move as messages
+// (CUDA IPC, one copy each); else the MPI library's call. A non-blocking call within one node
+// cannot wait for that answer and passes on (device buffers staged).
 //
 // Every rank of a communicator takes this route or none, from facts they share: MPIZip's protocol
 // on the communicator (the job's switch: a GPU or host compression on some rank), an
 // intra-communicator whose ranks span several nodes (its node map; pretend nodes and
-// MPIZIP_FORCE_INTERNODE count), MPIZIP_PAIRWISE (agreed), MPI_IN_PLACE for an alltoallv or alltoallw (which MPI
+// MPIZIP_FORCE_INTERNODE count) or, within one node, the blocking call's answer above,
+// MPIZIP_PAIRWISE (agreed), MPI_IN_PLACE for an alltoallv or alltoallw (which MPI
 // asks of every rank alike; such calls are passed on), and the duplicate's setup (collective, by
 // the first blocking such call on the communicator, since a non-blocking call must not wait for its
 // peers: non-blocking ones before it pass on; where a rank could not set it up, every rank passes
