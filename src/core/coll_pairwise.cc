@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "src/core/coll_deferred.h"
 #include "src/core/coll_staging.h"
 #include "src/core/comm_context.h"
 #include "src/core/comm_hints.h"
@@ -15,7 +16,6 @@
 #include "src/core/protocol.h"
 #include "src/core/requests.h"
 #include "src/core/settings.h"
-#include "src/platform/device.h"
 #include "src/platform/log.h"
 
 namespace mpizip::core {
@@ -23,6 +23,11 @@ namespace {
 
 // MPIZIP_PAIRWISE's choices, in settings.def's order.
 enum PairwiseSetting { kPairwiseAuto = 0, kPairwiseOff = 1 };
+
+// How a call reaches the route: blocking (it may set up the duplicate and, within one node, ask
+// every rank about its buffers), non-blocking (neither), or a non-blocking call within one node
+// whose ranks have agreed already (coll_deferred.h).
+enum class Mode { kBlocking, kNonblocking, kAgreed };
 
 // The tags of the four collectives on the duplicate, which carries nothing else: MPI orders the
 // messages of one tag between two ranks, and a communicator's collectives run in the same order on
@@ -35,22 +40,13 @@ bool every_rank_says(bool mine, MPI_Comm comm) {
   return PMPI_Allreduce(&in, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all == 1;
 }
 
-// Whether this rank's buffers of a call suit the route within one node: each one the call uses
-// (null or MPI_IN_PLACE where it uses none) in device memory, which moves over CUDA IPC, or host
-// compression on, under which host buffers take MPIZip's algorithms as device ones do (coll_pairwise.h).
-bool buffers_suit_node(std::initializer_list<const void*> buffers, const Settings& st) {
-  if (st.host_compress) return true;
-  for (const void* p : buffers)
-    if (p != nullptr && p != MPI_IN_PLACE && !platform::is_device_pointer(p)) return false;
-  return true;
-}
-
 // Collective over `comm` (every rank asks from the same facts, coll_pairwise.h): the duplicate the
 // blocks travel on, set up by the first blocking call (`may_set_up`); MPI_COMM_NULL where the
 // route is not taken. `state` is the application communicator's state; `buffers` the ones this
 // rank's call uses, which decide the route within one node.
-MPI_Comm pairwise_comm(MPI_Comm comm, CommState** state, bool may_set_up,
+MPI_Comm pairwise_comm(MPI_Comm comm, CommState** state, Mode mode,
                        std::initializer_list<const void*> buffers) {
+  const bool may_set_up = mode == Mode::kBlocking;
   if (comm == MPI_COMM_NULL || !protocol_job_on()) return MPI_COMM_NULL;
   CommState* s = comm_state_find(comm);
   if (s == nullptr || !s->protocol.load(std::memory_order_acquire) || !s->context) return MPI_COMM_NULL;
@@ -63,7 +59,7 @@ MPI_Comm pairwise_comm(MPI_Comm comm, CommState** state, bool may_set_up,
   // are staged through host memory where CUDA IPC moves a block in one copy. A non-blocking call
   // cannot wait for that answer: it passes on.
   const bool one_node = c.nodes.one_node() && !st.force_internode;
-  if (one_node && !may_set_up) return MPI_COMM_NULL;
+  if (one_node && mode == Mode::kNonblocking) return MPI_COMM_NULL;  // deferred instead, or passed on
   *state = s;
   if (!c.pairwise_tried) {
     // A non-blocking call must not block on its peers, as the setup's collective calls would (a
@@ -94,9 +90,11 @@ MPI_Comm pairwise_comm(MPI_Comm comm, CommState** state, bool may_set_up,
                   "library's v-collectives run");
     }
   }
-  if (one_node && c.pairwise_comm != MPI_COMM_NULL &&
-      !every_rank_says(buffers_suit_node(buffers, st), c.p2p_comm))
-    return MPI_COMM_NULL;
+  if (one_node && mode == Mode::kBlocking && c.pairwise_comm != MPI_COMM_NULL) {
+    // Deferred calls made earlier post on the duplicate first, in their order.
+    (void)deferred_drain(c);
+    if (!every_rank_says(buffers_suit_node(comm, buffers), c.p2p_comm)) return MPI_COMM_NULL;
+  }
   return c.pairwise_comm;
 }
 
@@ -249,7 +247,7 @@ Posted exchange(MPI_Comm sub, int tag, int P, int me, const void* sendbuf, Out o
 
 Posted post_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, bool blocking,
+                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, Mode blocking,
                       CommState** s) {
   if (sendbuf == MPI_IN_PLACE) return std::nullopt;  // every rank alike, as MPI asks
   const MPI_Comm sub = pairwise_comm(comm, s, blocking, {sendbuf, recvbuf});
@@ -270,7 +268,7 @@ Posted post_alltoallv(const void* sendbuf, const int sendcounts[], const int sdi
 Posted post_alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                       const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                       const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                      bool blocking, CommState** s) {
+                      Mode blocking, CommState** s) {
   if (sendbuf == MPI_IN_PLACE) return std::nullopt;
   const MPI_Comm sub = pairwise_comm(comm, s, blocking, {sendbuf, recvbuf});
   if (sub == MPI_COMM_NULL) return std::nullopt;
@@ -288,7 +286,7 @@ Posted post_alltoallw(const void* sendbuf, const int sendcounts[], const int sdi
 
 Posted post_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                    MPI_Comm comm, bool blocking, CommState** s) {
+                    MPI_Comm comm, Mode blocking, CommState** s) {
   int me = 0;
   const int P = comm_rank_size(comm, &me);
   const MPI_Comm sub = pairwise_comm(comm, s, blocking, {sendbuf, me == root ? recvbuf : nullptr});
@@ -316,7 +314,7 @@ Posted post_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
 
 Posted post_scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                      MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                     int root, MPI_Comm comm, bool blocking, CommState** s) {
+                     int root, MPI_Comm comm, Mode blocking, CommState** s) {
   int me = 0;
   const int P = comm_rank_size(comm, &me);
   const MPI_Comm sub = pairwise_comm(comm, s, blocking, {me == root ? sendbuf : nullptr, recvbuf});
@@ -359,7 +357,7 @@ bool worth_messages(MPI_Comm comm, int count, MPI_Datatype type) {
 }
 
 Posted post_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, bool blocking,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Mode blocking,
                    CommState** s) {
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -376,7 +374,7 @@ Posted post_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 }
 
 Posted post_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, bool blocking,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Mode blocking,
                     CommState** s) {
   int me = 0;
   const int P = comm_rank_size(comm, &me);
@@ -413,15 +411,63 @@ int start(Posted m, CommState* s, MPI_Comm comm, MPI_Request* request, const cha
   return raise(comm, request_start(std::move(*m), comm, request));
 }
 
+// A non-blocking call within one node, deferred (coll_deferred.h) where the route has its
+// duplicate (set up by an earlier blocking call: the same on every rank): this rank says whether
+// `buffers` suit; then `post` (the call's messages, posted where every rank said yes) or `library`
+// (the MPI library's non-blocking call, device buffers staged, on the deferred calls' duplicate).
+// None where the call is not deferred.
+using PostMessages = std::function<Posted()>;
+using LibraryStart = std::function<Status(MPI_Comm, std::unique_ptr<platform::Operation>*)>;
+std::optional<int> defer_within_node(MPI_Comm comm, std::initializer_list<const void*> buffers,
+                                     PostMessages post, LibraryStart library, const char* what,
+                                     MPI_Request* request) {
+  CommContext* c = deferring_context(comm);
+  if (c == nullptr || c->pairwise_comm == MPI_COMM_NULL) return std::nullopt;
+  CommState* s = comm_state_find(comm);
+  if (s == nullptr || comm_settings(s).pairwise != kPairwiseAuto) return std::nullopt;
+  std::shared_ptr<CommState> state = s->shared_from_this();
+  DeferredStarter start = [post = std::move(post), library = std::move(library), state](
+                              const DeferredStart& how, std::unique_ptr<platform::Operation>* op) {
+    if (!how.all) return library(how.library, op);
+    Posted m = post();
+    if (!m) return Status(Status::kInternal);  // the route is the call's facts: it cannot change
+    const Status posted = (*m)->posted();
+    if (!ok(posted)) {
+      drive(**m);
+      return posted;
+    }
+    state->pairwise_collectives.fetch_add(1, std::memory_order_relaxed);
+    *op = std::move(*m);
+    return Status(Status::kOk);
+  };
+  return defer(comm, *c, buffers_suit_node(comm, buffers), false, std::move(start), what, request);
+}
+
 }  // namespace
 
 std::optional<int> pairwise_alltoallv(const void* sendbuf, const int sendcounts[],
                                       const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                       const int recvcounts[], const int rdispls[],
                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (request != nullptr && sendbuf != MPI_IN_PLACE) {
+    auto st = std::make_shared<KeptType>(sendtype), rt = std::make_shared<KeptType>(recvtype);
+    if (auto rc = defer_within_node(
+            comm, {sendbuf, recvbuf},
+            [=] {
+              CommState* s = nullptr;
+              return post_alltoallv(sendbuf, sendcounts, sdispls, st->get(), recvbuf, recvcounts,
+                                    rdispls, rt->get(), comm, Mode::kAgreed, &s);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
+              return ialltoallv.operation_on(on, op, sendbuf, sendcounts, sdispls, st->get(),
+                                             recvbuf, recvcounts, rdispls, rt->get(), comm);
+            },
+            "MPI_Ialltoallv", request))
+      return rc;
+  }
   CommState* s = nullptr;
   Posted m = post_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                            recvtype, comm, request == nullptr, &s);
+                            recvtype, comm, request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
   if (!m) return std::nullopt;
   return request ? start(std::move(m), s, comm, request, "MPI_Ialltoallv")
                  : finish(std::move(m), s, comm, "MPI_Alltoallv");
@@ -434,7 +480,7 @@ std::optional<int> pairwise_alltoallw(const void* sendbuf, const int sendcounts[
                                       MPI_Request* request) {
   CommState* s = nullptr;
   Posted m = post_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                            recvtypes, comm, request == nullptr, &s);
+                            recvtypes, comm, request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
   if (!m) return std::nullopt;
   return request ? start(std::move(m), s, comm, request, "MPI_Ialltoallw")
                  : finish(std::move(m), s, comm, "MPI_Alltoallw");
@@ -444,9 +490,27 @@ std::optional<int> pairwise_gatherv(const void* sendbuf, int sendcount, MPI_Data
                                     void* recvbuf, const int recvcounts[], const int displs[],
                                     MPI_Datatype recvtype, int root, MPI_Comm comm,
                                     MPI_Request* request) {
+  if (request != nullptr) {
+    int me = -1;
+    PMPI_Comm_rank(comm, &me);
+    auto st = std::make_shared<KeptType>(sendtype), rt = std::make_shared<KeptType>(recvtype);
+    if (auto rc = defer_within_node(
+            comm, {sendbuf, me == root ? recvbuf : nullptr},
+            [=] {
+              CommState* s = nullptr;
+              return post_gatherv(sendbuf, sendcount, st->get(), recvbuf, recvcounts, displs,
+                                  rt->get(), root, comm, Mode::kAgreed, &s);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
+              return igatherv.operation_on(on, op, sendbuf, sendcount, st->get(), recvbuf,
+                                           recvcounts, displs, rt->get(), root, comm);
+            },
+            "MPI_Igatherv", request))
+      return rc;
+  }
   CommState* s = nullptr;
   Posted m = post_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                          root, comm, request == nullptr, &s);
+                          root, comm, request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
   if (!m) return std::nullopt;
   return request ? start(std::move(m), s, comm, request, "MPI_Igatherv")
                  : finish(std::move(m), s, comm, "MPI_Gatherv");
@@ -456,9 +520,27 @@ std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[]
                                      const int displs[], MPI_Datatype sendtype, void* recvbuf,
                                      int recvcount, MPI_Datatype recvtype, int root,
                                      MPI_Comm comm, MPI_Request* request) {
+  if (request != nullptr) {
+    int me = -1;
+    PMPI_Comm_rank(comm, &me);
+    auto st = std::make_shared<KeptType>(sendtype), rt = std::make_shared<KeptType>(recvtype);
+    if (auto rc = defer_within_node(
+            comm, {me == root ? sendbuf : nullptr, recvbuf},
+            [=] {
+              CommState* s = nullptr;
+              return post_scatterv(sendbuf, sendcounts, displs, st->get(), recvbuf, recvcount,
+                                   rt->get(), root, comm, Mode::kAgreed, &s);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
+              return iscatterv.operation_on(on, op, sendbuf, sendcounts, displs, st->get(), recvbuf,
+                                            recvcount, rt->get(), root, comm);
+            },
+            "MPI_Iscatterv", request))
+      return rc;
+  }
   CommState* s = nullptr;
   Posted m = post_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                           root, comm, request == nullptr, &s);
+                           root, comm, request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
   if (!m) return std::nullopt;
   return request ? start(std::move(m), s, comm, request, "MPI_Iscatterv")
                  : finish(std::move(m), s, comm, "MPI_Scatterv");
@@ -469,7 +551,7 @@ std::optional<int> pairwise_gather(const void* sendbuf, int sendcount, MPI_Datat
                                    MPI_Comm comm, MPI_Request* request) {
   CommState* s = nullptr;
   Posted m = post_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                         request == nullptr, &s);
+                         request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
   if (!m) return std::nullopt;
   return request ? start(std::move(m), s, comm, request, "MPI_Igather")
                  : finish(std::move(m), s, comm, "MPI_Gather");
@@ -480,7 +562,7 @@ std::optional<int> pairwise_scatter(const void* sendbuf, int sendcount, MPI_Data
                                     MPI_Comm comm, MPI_Request* request) {
   CommState* s = nullptr;
   Posted m = post_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                          request == nullptr, &s);
+                          request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
   if (!m) return std::nullopt;
   return request ? start(std::move(m), s, comm, request, "MPI_Iscatter")
                  : finish(std::move(m), s, comm, "MPI_Scatter");

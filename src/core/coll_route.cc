@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "include/mpizip.h"
 #include "p2p/layout.h"
 #include "src/core/agreement.h"
+#include "src/core/coll_deferred.h"
 #include "src/core/coll_staging.h"
 #include "src/core/comm_state.h"
 #include "src/core/protocol.h"
@@ -76,7 +78,8 @@ std::optional<Route> engine_route(MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   return Route{s, std::move(c), *dtype, red->op};
 }
 
-std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                           bool within_node = false) {
   if (count < 0) return std::nullopt;
   std::optional<Route> r = engine_route(type, op, comm);
   if (!r) return std::nullopt;
@@ -88,7 +91,10 @@ std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm com
   // reduces host buffers faster than the two-shot (device buffers take the intra-node engine
   // first); every rank sees the same node map. bf16, fp16 and fp8, which the MPI library
   // cannot reduce, stay here.
-  if (st.allreduce == kAllreduceAuto && !narrow && !st.force_internode && c->nodes.one_node())
+  // (`within_node`: a non-blocking call deferred within one node, coll_deferred.h, asks whether the
+  // engine would take it, device buffers in mind.)
+  if (st.allreduce == kAllreduceAuto && !narrow && !st.force_internode && c->nodes.one_node() &&
+      !within_node)
     return std::nullopt;
   const uint64_t bytes = static_cast<uint64_t>(count) * format::elem_bytes(*dtype);
   if (st.allreduce == kAllreduceAuto && !narrow && bytes < st.allreduce_min_bytes)
@@ -116,7 +122,8 @@ coll::Policy policy(const Settings& st) {
 Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int count, MPI_Comm comm,
                      std::unique_ptr<platform::Operation>* op,
                      coll::AllreduceArgs::Shape shape = coll::AllreduceArgs::Shape::kAllreduce,
-                     int root = 0, Status local_error = Status::kOk) {
+                     int root = 0, Status local_error = Status::kOk,
+                     std::optional<uint64_t> seq = std::nullopt) {
   // route() found the collectives' part of the context; the operation holds a reference.
   const std::shared_ptr<CommContext>& c = r.context;
   coll::Channel ch;
@@ -153,7 +160,8 @@ Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int cou
     c.app_bytes.fetch_add(tr.app_bytes, std::memory_order_relaxed);
     c.wire_bytes.fetch_add(tr.wire_bytes, std::memory_order_relaxed);
   };
-  return coll::start_allreduce(ch, a, c->coll_seq++, op);
+  // A deferred call's number was taken when it was made (coll_deferred.h).
+  return coll::start_allreduce(ch, a, seq ? *seq : c->coll_seq++, op);
 }
 
 // ---- TMA intra-node collectives (coll/tma_coll.h) ----------------------------------------------
@@ -684,13 +692,13 @@ struct BlockRoute {
   uint64_t block = 0;
 };
 std::optional<BlockRoute> reduce_scatter_route(int recvcount, MPI_Datatype type, MPI_Op op,
-                                               MPI_Comm comm) {
+                                               MPI_Comm comm, bool within_node = false) {
   if (comm == MPI_COMM_NULL || recvcount <= 0) return std::nullopt;
   const int P = comm_size(comm);
   const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
   if (P < 2 || total > INT_MAX) return std::nullopt;
-  auto r = route(static_cast<int>(total), type, op, comm);
-  if (!r || !between_nodes(*r)) return std::nullopt;
+  auto r = route(static_cast<int>(total), type, op, comm, within_node);
+  if (!r || !(between_nodes(*r) || within_node)) return std::nullopt;
   const uint64_t block = static_cast<uint64_t>(recvcount) * format::elem_bytes(r->dtype);
   if (block % 16 != 0) return std::nullopt;
   return BlockRoute{std::move(*r), P, total, block};
@@ -784,10 +792,22 @@ class WithScratch final : public platform::Operation {
 // non-blocking call may not wait for the agreement the blocking forms make; `local`, an error of
 // this rank's found before the start, takes part failing the same way. `input`: scratch memory
 // that `in` points into (an input placed there by the caller), kept until the operation ends.
+// Where a non-blocking call's operation goes: the application's request, or (a call deferred
+// within one node, coll_deferred.h) the deferred call, with the sequence number it took. Such a
+// call's "between nodes" function then takes it within the node.
+struct Sink {
+  Sink(MPI_Request* r) : request(r) {}  // NOLINT: the common case
+  Sink(std::unique_ptr<platform::Operation>* o, uint64_t s) : op(o), seq(s) {}
+  bool within_node() const { return op != nullptr; }
+  MPI_Request* request = nullptr;
+  std::unique_ptr<platform::Operation>* op = nullptr;
+  std::optional<uint64_t> seq;
+};
+
 int start_nonblocking(const Route& r, const void* in, void* out, int count, MPI_Comm comm,
                       coll::AllreduceArgs::Shape shape, int root, uint64_t scratch_bytes,
                       bool scratch_device, uint64_t copy_at, uint64_t copy_bytes, const char* what,
-                      MPI_Request* request, Status local = Status::kOk,
+                      Sink sink, Status local = Status::kOk,
                       std::unique_ptr<Scratch> input = nullptr) {
   auto scratch = std::make_unique<Scratch>();
   if (scratch_bytes > 0 && ok(local)) {
@@ -797,12 +817,17 @@ int start_nonblocking(const Route& r, const void* in, void* out, int count, MPI_
   }
   void* target = scratch_bytes > 0 ? static_cast<void*>(scratch->data) : out;
   std::unique_ptr<platform::Operation> o;
-  int rc = report(start_twoshot(r, in, target, count, comm, &o, shape, root, local), what);
-  if (rc != MPI_SUCCESS) return raise(comm, rc);
+  int rc = report(start_twoshot(r, in, target, count, comm, &o, shape, root, local, sink.seq), what);
+  if (rc != MPI_SUCCESS) return sink.op != nullptr ? rc : raise(comm, rc);
   const uint8_t* from = scratch->data != nullptr ? scratch->data + copy_at : nullptr;
   auto whole = std::make_unique<WithScratch>(std::move(o), std::move(scratch), out, from,
                                              from != nullptr ? copy_bytes : 0, std::move(input));
-  rc = request_start(std::move(whole), comm, request);
+  if (sink.op != nullptr) {
+    *sink.op = std::move(whole);
+    if (stats_on()) r.state->nonblocking_collectives.fetch_add(1, std::memory_order_relaxed);
+    return MPI_SUCCESS;
+  }
+  rc = request_start(std::move(whole), comm, sink.request);
   if (rc == MPI_SUCCESS && stats_on())
     r.state->nonblocking_collectives.fetch_add(1, std::memory_order_relaxed);
   return raise(comm, rc);
@@ -811,8 +836,8 @@ int start_nonblocking(const Route& r, const void* in, void* out, int count, MPI_
 // MPI_Ireduce_scatter_block between nodes: as reduce_scatter_between_nodes (flat), non-blocking.
 std::optional<int> ireduce_scatter_between_nodes(const void* sendbuf, void* recvbuf, int recvcount,
                                                  MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                                                 MPI_Request* request) {
-  auto b = reduce_scatter_route(recvcount, type, op, comm);
+                                                 Sink request) {
+  auto b = reduce_scatter_route(recvcount, type, op, comm, request.within_node());
   if (!b) return std::nullopt;
   int me = 0;
   PMPI_Comm_rank(comm, &me);
@@ -827,10 +852,12 @@ std::optional<int> ireduce_scatter_between_nodes(const void* sendbuf, void* recv
 // MPI_Ireduce between nodes: as reduce_between_nodes, non-blocking.
 std::optional<int> ireduce_between_nodes(const void* sendbuf, void* recvbuf, int count,
                                          MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                                         MPI_Request* request) {
+                                         Sink request) {
   if (comm == MPI_COMM_NULL || count <= 0) return std::nullopt;
-  auto r = route(count, type, op, comm);
-  if (!r || !between_nodes(*r) || root < 0 || root >= r->state->size) return std::nullopt;
+  const bool within_node = request.within_node();
+  auto r = route(count, type, op, comm, within_node);
+  if (!r || !(between_nodes(*r) || within_node) || root < 0 || root >= r->state->size)
+    return std::nullopt;
   int me = 0;
   PMPI_Comm_rank(comm, &me);
   const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -873,14 +900,15 @@ Status place_own_block(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 std::optional<int> iallgather_between_nodes(const void* sendbuf, int sendcount,
                                             MPI_Datatype sendtype, void* recvbuf, int recvcount,
                                             MPI_Datatype recvtype, MPI_Comm comm,
-                                            MPI_Request* request) {
+                                            Sink request) {
   if (comm == MPI_COMM_NULL || recvcount <= 0) return std::nullopt;
   const int P = comm_size(comm);
   const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
   const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
   if (P < 2 || block % 16 != 0 || total > INT_MAX) return std::nullopt;
-  auto r = route(static_cast<int>(total), recvtype, MPI_SUM, comm);
-  if (!r || !between_nodes(*r)) return std::nullopt;
+  const bool within_node = request.within_node();
+  auto r = route(static_cast<int>(total), recvtype, MPI_SUM, comm, within_node);
+  if (!r || !(between_nodes(*r) || within_node)) return std::nullopt;
   int me = 0;
   PMPI_Comm_rank(comm, &me);
   Status local = Status::kOk;
@@ -904,14 +932,15 @@ struct AlltoallRoute {
   uint64_t total = 0;  // elements of the output
   uint64_t block = 0;  // bytes of one block
 };
-std::optional<AlltoallRoute> alltoall_route(int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+std::optional<AlltoallRoute> alltoall_route(int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                            bool within_node = false) {
   if (comm == MPI_COMM_NULL || recvcount <= 0) return std::nullopt;
   const int P = comm_size(comm);
   const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
   const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
   if (P < 2 || block % 16 != 0 || total > INT_MAX) return std::nullopt;
-  auto r = route(static_cast<int>(total), recvtype, MPI_SUM, comm);
-  if (!r || !between_nodes(*r)) return std::nullopt;
+  auto r = route(static_cast<int>(total), recvtype, MPI_SUM, comm, within_node);
+  if (!r || !(between_nodes(*r) || within_node)) return std::nullopt;
   return AlltoallRoute{std::move(*r), P, total, block};
 }
 
@@ -968,8 +997,8 @@ std::optional<int> alltoall_between_nodes(const void* sendbuf, int sendcount,
 std::optional<int> ialltoall_between_nodes(const void* sendbuf, int sendcount,
                                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
                                            MPI_Datatype recvtype, MPI_Comm comm,
-                                           MPI_Request* request) {
-  auto a = alltoall_route(recvcount, recvtype, comm);
+                                           Sink request) {
+  auto a = alltoall_route(recvcount, recvtype, comm, request.within_node());
   if (!a) return std::nullopt;
   auto scratch = std::make_unique<Scratch>();
   const void* input = nullptr;
@@ -984,6 +1013,40 @@ std::optional<int> ialltoall_between_nodes(const void* sendbuf, int sendcount,
                            "MPI_Ialltoall", request, local, std::move(scratch));
 }
 
+// A non-blocking call within one node that the two-shot's engine would take there (`takes`, from
+// what every rank shares) but none took as the call was made: deferred (coll_deferred.h), this
+// rank saying whether `buffers` suit; then `fast` (the call's "between nodes" function, which
+// takes it within the node through the sink) where every rank said yes, else `library` (the MPI
+// library's non-blocking call, device buffers staged) on the deferred calls' duplicate. None where
+// the call is not deferred.
+using FastStart = std::function<std::optional<int>(Sink)>;
+using LibraryStart = std::function<Status(MPI_Comm, std::unique_ptr<platform::Operation>*)>;
+std::optional<int> defer_within_node(MPI_Comm comm, bool takes,
+                                     std::initializer_list<const void*> buffers, FastStart fast,
+                                     LibraryStart library, const char* what, MPI_Request* request) {
+  CommContext* c = takes ? deferring_context(comm) : nullptr;
+  if (c == nullptr) return std::nullopt;
+  DeferredStarter start = [fast = std::move(fast), library = std::move(library)](
+                              const DeferredStart& how, std::unique_ptr<platform::Operation>* op) {
+    if (!how.all) return library(how.library, op);
+    const std::optional<int> rc = fast(Sink(op, how.seq));
+    if (!rc) return Status(Status::kInternal);  // the route is the call's facts: it cannot change
+    return *rc == MPI_SUCCESS ? Status(Status::kOk) : Status::mpi(*rc);
+  };
+  return defer(comm, *c, buffers_suit_node(comm, buffers), true, std::move(start), what, request);
+}
+
+// Whether the two-shot's all-gather phase would take an allgather of `recvcount` x `recvtype` a
+// rank within one node (iallgather_between_nodes's conditions, every rank's alike).
+bool allgather_takes_within_node(int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || recvcount <= 0) return false;
+  const int P = comm_size(comm);
+  const uint64_t block = static_cast<uint64_t>(recvcount) * type_size(recvtype);
+  const uint64_t total = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(P);
+  return P >= 2 && block % 16 == 0 && total <= INT_MAX &&
+         route(static_cast<int>(total), recvtype, MPI_SUM, comm, true).has_value();
+}
+
 }  // namespace
 
 int routed_iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -992,6 +1055,19 @@ int routed_iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                        recvtype, comm)) {
     if (auto rc = iallgather_between_nodes(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                            recvtype, comm, request))
+      return *rc;
+    auto kept = std::make_shared<KeptType>(sendtype);
+    if (auto rc = defer_within_node(
+            comm, allgather_takes_within_node(recvcount, recvtype, comm), {sendbuf, recvbuf},
+            [=](Sink sink) {
+              return iallgather_between_nodes(sendbuf, sendcount, kept->get(), recvbuf, recvcount,
+                                              recvtype, comm, sink);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
+              return iallgather.operation_on(on, op, sendbuf, sendcount, kept->get(), recvbuf,
+                                             recvcount, recvtype, comm);
+            },
+            "MPI_Iallgather", request))
       return *rc;
   }
   return iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -1004,6 +1080,19 @@ int routed_ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
     if (auto rc = ialltoall_between_nodes(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                           recvtype, comm, request))
       return *rc;
+    auto kept = std::make_shared<KeptType>(sendtype);
+    if (auto rc = defer_within_node(
+            comm, alltoall_route(recvcount, recvtype, comm, true).has_value(), {sendbuf, recvbuf},
+            [=](Sink sink) {
+              return ialltoall_between_nodes(sendbuf, sendcount, kept->get(), recvbuf, recvcount,
+                                             recvtype, comm, sink);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
+              return ialltoall.operation_on(on, op, sendbuf, sendcount, kept->get(), recvbuf,
+                                            recvcount, recvtype, comm);
+            },
+            "MPI_Ialltoall", request))
+      return *rc;
   }
   return ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
@@ -1014,6 +1103,18 @@ int routed_ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcou
   if (!small_passes_on(bytes_of_call(recvcount, type) * static_cast<uint64_t>(comm_size(comm)),
                        type, comm)) {
     if (auto rc = ireduce_scatter_between_nodes(sendbuf, recvbuf, recvcount, type, op, comm, request))
+      return *rc;
+    if (auto rc = defer_within_node(
+            comm, reduce_scatter_route(recvcount, type, op, comm, true).has_value(),
+            {sendbuf, recvbuf},
+            [=](Sink sink) {
+              return ireduce_scatter_between_nodes(sendbuf, recvbuf, recvcount, type, op, comm, sink);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* o) {
+              return ireduce_scatter_block.operation_on(on, o, sendbuf, recvbuf, recvcount, type, op,
+                                                        comm);
+            },
+            "MPI_Ireduce_scatter_block", request))
       return *rc;
   }
   return ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
@@ -1032,6 +1133,20 @@ int routed_ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcou
       if (auto rc = ireduce_scatter_between_nodes(sendbuf, recvbuf, recvcounts[0], type, op, comm,
                                                   request))
         return *rc;
+      const int recvcount = recvcounts[0];
+      if (auto rc = defer_within_node(
+              comm, reduce_scatter_route(recvcount, type, op, comm, true).has_value(),
+              {sendbuf, recvbuf},
+              [=](Sink sink) {
+                return ireduce_scatter_between_nodes(sendbuf, recvbuf, recvcount, type, op, comm,
+                                                     sink);
+              },
+              [=](MPI_Comm on, std::unique_ptr<platform::Operation>* o) {
+                return ireduce_scatter.operation_on(on, o, sendbuf, recvbuf, recvcounts, type, op,
+                                                    comm);
+              },
+              "MPI_Ireduce_scatter", request))
+        return *rc;
     }
   }
   return ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, request);
@@ -1041,6 +1156,20 @@ int routed_ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype t
                    int root, MPI_Comm comm, MPI_Request* request) {
   if (!small_passes_on(bytes_of_call(count, type), type, comm)) {
     if (auto rc = ireduce_between_nodes(sendbuf, recvbuf, count, type, op, root, comm, request))
+      return *rc;
+    const auto r = count > 0 ? route(count, type, op, comm, true) : std::nullopt;
+    int me = -1;
+    if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &me);
+    if (auto rc = defer_within_node(
+            comm, r && root >= 0 && root < r->state->size,
+            {sendbuf, me == root ? recvbuf : nullptr},
+            [=](Sink sink) {
+              return ireduce_between_nodes(sendbuf, recvbuf, count, type, op, root, comm, sink);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* o) {
+              return ireduce.operation_on(on, o, sendbuf, recvbuf, count, type, op, root, comm);
+            },
+            "MPI_Ireduce", request))
       return *rc;
   }
   return ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
@@ -1161,6 +1290,22 @@ int routed_ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm co
       return start_nonblocking(*r, buf, buf, count, comm, coll::AllreduceArgs::Shape::kBcast, root,
                                0, false, 0, 0, "MPI_Ibcast", request);
     }
+    // Within one node, deferred (coll_deferred.h).
+    const auto w = route(count, type, MPI_SUM, comm, true);
+    if (auto rc = defer_within_node(
+            comm, w && root >= 0 && root < w->state->size && !between_nodes(*w), {buf},
+            [=](Sink sink) -> std::optional<int> {
+              auto again = route(count, type, MPI_SUM, comm, true);
+              if (!again) return std::nullopt;
+              return start_nonblocking(*again, buf, buf, count, comm,
+                                       coll::AllreduceArgs::Shape::kBcast, root, 0, false, 0, 0,
+                                       "MPI_Ibcast", sink);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* o) {
+              return ibcast.operation_on(on, o, buf, count, type, root, comm);
+            },
+            "MPI_Ibcast", request))
+      return *rc;
   }
   return ibcast(buf, count, type, root, comm, request);
 }
@@ -1390,7 +1535,24 @@ int iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
     return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
   }
   auto r = route(count, type, op, comm);
-  if (!r) return staged_iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+  if (!r) {
+    // Within one node, deferred (coll_deferred.h).
+    if (auto rc = defer_within_node(
+            comm, route(count, type, op, comm, true).has_value(), {sendbuf, recvbuf},
+            [=](Sink sink) -> std::optional<int> {
+              auto w = route(count, type, op, comm, true);
+              if (!w) return std::nullopt;
+              return start_nonblocking(*w, sendbuf, recvbuf, count, comm,
+                                       coll::AllreduceArgs::Shape::kAllreduce, 0, 0, false, 0, 0,
+                                       "MPI_Iallreduce", sink);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* o) {
+              return staged_iallreduce.operation_on(on, o, sendbuf, recvbuf, count, type, op, comm);
+            },
+            "MPI_Iallreduce", request))
+      return *rc;
+    return staged_iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+  }
   return start_nonblocking(*r, sendbuf, recvbuf, count, comm,
                            coll::AllreduceArgs::Shape::kAllreduce, 0, 0, false, 0, 0,
                            "MPI_Iallreduce", request);

@@ -162,6 +162,28 @@ struct Nonblocking {
     if (rc != MPI_SUCCESS) return rc;  // the MPI library has raised it
     return staging_start(std::move(s), comm, request);
   }
+
+ public:
+  // The same call on `on` (a duplicate of the call's communicator, ranked alike) in place of its
+  // communicator, the last argument, as an operation of its own rather than the application's
+  // request (a deferred call, coll_deferred.h). Errors as a status, raised on nothing.
+  template <class... A>
+  Status operation_on(MPI_Comm on, std::unique_ptr<platform::Operation>* op, A... a) const {
+    to_library_op<kReduction>(a...);
+    return start_on(on, op, std::forward_as_tuple(a...), std::make_index_sequence<sizeof...(A) - 1>());
+  }
+
+ private:
+  template <class Args, size_t... I>
+  static Status start_on(MPI_Comm on, std::unique_ptr<platform::Operation>* op, Args args,
+                         std::index_sequence<I...>) {
+    auto s = std::make_unique<Staging>(on);
+    int rc = kLayout(*s, std::get<I>(args)..., on);
+    if (rc == MPI_SUCCESS) rc = kCall(std::get<I>(args)..., on, s->request());
+    if (rc != MPI_SUCCESS) return Status::mpi(rc);
+    *op = std::move(s);
+    return Status::kOk;
+  }
 };
 
 // The layouts, one per collective (coll_staging.cc): each takes the blocking call's arguments, the

@@ -30,6 +30,7 @@
 namespace mpizip::core {
 
 struct CommState;
+struct DeferredQueue;  // coll_deferred.cc
 
 // Where a communicator's ranks sit for the hierarchical collectives, and the two sub-communicators
 // they run on: the ranks of this rank's node (`node_comm`, ranked by their rank in the
@@ -92,6 +93,9 @@ struct CommContext {
   // where any rank could not set it up.
   MPI_Comm pairwise_comm = MPI_COMM_NULL;
   bool pairwise_tried = false;
+  // Non-blocking collectives within one node waiting for their agreement (coll_deferred.h), set
+  // up by the first of them; held by those calls too.
+  std::shared_ptr<DeferredQueue> deferred;
 };
 
 // Collective over `comm`: its context, with the collectives' part when `collectives`. Every rank

@@ -1,7 +1,9 @@
 // Communicator creation and release (comm_lifecycle.h).
 #include "src/core/comm_lifecycle.h"
 
+#include "src/core/coll_deferred.h"
 #include "src/core/comm_hints.h"
+#include "src/core/comm_state.h"
 #include "src/core/protocol.h"
 #include "src/core/runtime.h"
 
@@ -43,7 +45,12 @@ int comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm
 }
 
 int comm_free(MPI_Comm* comm) {
-  if (active() && comm != nullptr) protocol_detach(*comm);
+  if (active() && comm != nullptr) {
+    // Non-blocking calls deferred on it start first (coll_deferred.h): MPI_Comm_free is
+    // collective, so every rank has made them.
+    if (CommState* s = comm_state_find(*comm); s != nullptr && s->context) (void)deferred_drain(*s->context);
+    protocol_detach(*comm);
+  }
   return PMPI_Comm_free(comm);
 }
 

@@ -23,5 +23,6 @@ libmpizip_core_la_SOURCES += \
 # the other collectives go to the MPI library, device buffers staged through host memory.
 libmpizip_core_la_SOURCES += src/core/coll_route.h src/core/coll_route.cc \
 	src/core/coll_pairwise.h src/core/coll_pairwise.cc \
+	src/core/coll_deferred.h src/core/coll_deferred.cc \
 	src/core/reduce_type.h src/core/reduce_type.cc \
 	src/core/coll_staging.h src/core/coll_staging.cc
