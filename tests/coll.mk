@@ -50,3 +50,7 @@ tests_coll_pairwise_test_SOURCES = tests/coll/pairwise_test.cc tests/coll/allred
 tests_coll_pairwise_test_LDADD = -ldl
 TESTS += tests/coll/pairwise.sh
 EXTRA_DIST += tests/coll/pairwise.sh
+# Non-blocking collectives within one node, deferred until every rank has said where its buffers are
+# (src/core/coll_deferred.h): both ways, every result checked (tests/coll/node_nonblocking.sh).
+TESTS += tests/coll/node_nonblocking.sh
+EXTRA_DIST += tests/coll/node_nonblocking.sh

@@ -25,6 +25,7 @@ struct DeferredCall {
   bool started = false;
   Status failed = Status::kOk;  // the start's failure
   std::unique_ptr<platform::Operation> op;
+  std::shared_ptr<CommState> state;  // the application's communicator's (statistics)
 };
 
 // A communicator's deferred calls not yet started, in the order they were made, and the
@@ -71,6 +72,10 @@ void pump(DeferredQueue& q, bool wait) {
     }
     // The starter, and the datatypes it keeps, stay with the call until it ends.
     call->failed = call->start(DeferredStart{all, q.library, call->seq}, &call->op);
+    if (call->state != nullptr) {
+      call->state->deferred_collectives.fetch_add(1, std::memory_order_relaxed);
+      if (all) call->state->deferred_mpizip.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 }
 
@@ -78,9 +83,8 @@ void pump(DeferredQueue& q, bool wait) {
 // the collective.
 class Deferred final : public platform::Operation {
  public:
-  Deferred(std::shared_ptr<DeferredQueue> q, std::shared_ptr<DeferredCall> call,
-           std::shared_ptr<CommState> state)
-      : queue_(std::move(q)), call_(std::move(call)), state_(std::move(state)) {}
+  Deferred(std::shared_ptr<DeferredQueue> q, std::shared_ptr<DeferredCall> call)
+      : queue_(std::move(q)), call_(std::move(call)) {}
   bool progress() override {
     {
       std::lock_guard<std::recursive_mutex> lock(queue_->mutex);
@@ -99,7 +103,6 @@ class Deferred final : public platform::Operation {
  private:
   std::shared_ptr<DeferredQueue> queue_;
   std::shared_ptr<DeferredCall> call_;
-  std::shared_ptr<CommState> state_;  // kept while the call may still start
 };
 
 }  // namespace
@@ -135,11 +138,12 @@ int defer(MPI_Comm comm, CommContext& c, bool mine, bool twoshot, DeferredStarte
   call->mine = mine ? 1 : 0;
   if (twoshot) call->seq = c.coll_seq++;
   call->start = std::move(start);
+  call->state = c.state;
   const int rc = PMPI_Iallreduce(&call->mine, &call->all, 1, MPI_INT, MPI_MIN, c.p2p_comm,
                                  &call->agreement);
   if (rc != MPI_SUCCESS) return raise(comm, Status::mpi(rc), what);
   q.waiting.push_back(call);
-  auto op = std::make_unique<Deferred>(c.deferred, std::move(call), c.state);
+  auto op = std::make_unique<Deferred>(c.deferred, std::move(call));
   return raise(comm, request_start(std::move(op), comm, request));
 }
 

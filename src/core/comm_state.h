@@ -88,6 +88,10 @@ struct CommState : std::enable_shared_from_this<CommState> {
   std::atomic<uint64_t> pairwise_collectives{0};
   // Non-blocking collectives that ran on MPIZip's engines (statistics on).
   std::atomic<uint64_t> nonblocking_collectives{0};
+  // Non-blocking collectives within one node deferred until every rank said where its buffers are
+  // (src/core/coll_deferred.h), and of those, the ones that took MPIZip's way.
+  std::atomic<uint64_t> deferred_collectives{0};
+  std::atomic<uint64_t> deferred_mpizip{0};
   std::atomic<uint64_t> codec_ns{0};
   std::atomic<uint64_t> staging_ns{0};
 };

@@ -105,6 +105,12 @@ void print_protocol(CommState& s, const std::string& label) {
                   static_cast<unsigned long long>(n));
     line += buf;
   }
+  if (const uint64_t n = s.deferred_collectives.load(std::memory_order_relaxed); n != 0) {
+    std::snprintf(buf, sizeof buf, "%sdeferred collectives=%llu mpizip=%llu", line.empty() ? "" : "; ",
+                  static_cast<unsigned long long>(n),
+                  static_cast<unsigned long long>(s.deferred_mpizip.load(std::memory_order_relaxed)));
+    line += buf;
+  }
   if (line.empty()) return;
   std::snprintf(buf, sizeof buf, "; codec %.3f ms, staging %.3f ms",
                 s.codec_ns.load(std::memory_order_relaxed) / 1e6,
