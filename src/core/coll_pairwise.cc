@@ -549,6 +549,25 @@ std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[]
 std::optional<int> pairwise_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                                    MPI_Comm comm, MPI_Request* request) {
+  int me = -1;
+  if (request != nullptr && comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &me) == MPI_SUCCESS &&
+      (me == root && sendbuf == MPI_IN_PLACE ? worth_messages(comm, recvcount, recvtype)
+                                             : worth_messages(comm, sendcount, sendtype))) {
+    auto st = std::make_shared<KeptType>(sendtype), rt = std::make_shared<KeptType>(recvtype);
+    if (auto rc = defer_within_node(
+            comm, {sendbuf, me == root ? recvbuf : nullptr},
+            [=] {
+              CommState* s = nullptr;
+              return post_gather(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), root,
+                                 comm, Mode::kAgreed, &s);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
+              return igather.operation_on(on, op, sendbuf, sendcount, st->get(), recvbuf, recvcount,
+                                          rt->get(), root, comm);
+            },
+            "MPI_Igather", request))
+      return rc;
+  }
   CommState* s = nullptr;
   Posted m = post_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                          request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
@@ -560,6 +579,25 @@ std::optional<int> pairwise_gather(const void* sendbuf, int sendcount, MPI_Datat
 std::optional<int> pairwise_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                     void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                                     MPI_Comm comm, MPI_Request* request) {
+  int me = -1;
+  if (request != nullptr && comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &me) == MPI_SUCCESS &&
+      (me == root ? worth_messages(comm, sendcount, sendtype)
+                  : worth_messages(comm, recvcount, recvtype))) {
+    auto st = std::make_shared<KeptType>(sendtype), rt = std::make_shared<KeptType>(recvtype);
+    if (auto rc = defer_within_node(
+            comm, {me == root ? sendbuf : nullptr, recvbuf},
+            [=] {
+              CommState* s = nullptr;
+              return post_scatter(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), root,
+                                  comm, Mode::kAgreed, &s);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
+              return iscatter.operation_on(on, op, sendbuf, sendcount, st->get(), recvbuf,
+                                           recvcount, rt->get(), root, comm);
+            },
+            "MPI_Iscatter", request))
+      return rc;
+  }
   CommState* s = nullptr;
   Posted m = post_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                           request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
