@@ -14,6 +14,9 @@
 namespace mpizip::transport {
 class Transport;
 }
+namespace mpizip::cost {
+class Model;
+}
 
 namespace mpizip::p2p {
 
@@ -60,6 +63,7 @@ struct Channel {
   std::atomic<uint32_t>* bulk_tags = nullptr;  // next transfer tag (per communicator)
   ProbedQueue* probed = nullptr;
   StreamRatios* ratios = nullptr;  // what each stream compresses to (null: every message tries)
+  cost::Model* cost = nullptr;     // when compressing pays (null: the size thresholds alone)
   SendPolicy policy;
 };
 

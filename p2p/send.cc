@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "cost/model.h"
 #include "kernels/codec_cpu.h"
 #include "p2p/chunked.h"
 #include "p2p/gpu_codec.h"
@@ -65,6 +66,24 @@ class SendOp : public platform::Operation {
         (!b_.device || !same_node)) {
       wants_compression = ch_.ratios->worth_trying(dest_, tag_, b_.dtype);
     }
+    // The cost model (cost/model.h) decides, where the stream is worth a try, whether this
+    // message is faster compressed on its peer's link; the size thresholds above are its floor.
+    // Host buffers, which compress only where the user asked (MPIZIP_HOST_COMPRESS), keep that
+    // ask unless the transport knows the link's rate (the emulated link): the CPU codec's speed
+    // against a link measured on the fly is the user's call.
+    if (wants_compression && mode == Compress::kAuto && ch_.cost != nullptr &&
+        (b_.device ? !same_node : ch_.cost->knows_link(dest_))) {
+      const double ratio =
+          ch_.ratios != nullptr
+              ? ch_.ratios->expected_ratio(dest_, tag_, b_.dtype, cost::Model::typical_ratio(b_.dtype))
+              : cost::Model::typical_ratio(b_.dtype);
+      wants_compression =
+          ch_.cost->decide(dest_, b_.dtype, side(), app_bytes_, ratio).compress;
+    }
+    // What it takes goes back to the model once it completes (release()).
+    observed_ = ch_.cost != nullptr && (!b_.device || !same_node) &&
+                app_bytes_ >= cost::Model::kLearnBytes;
+    posted_at_ = std::chrono::steady_clock::now();
     tried_compression_ = wants_compression && (!b_.device || !same_node);
     bool gpu_failed = false;
     if (wants_compression && b_.device && !same_node && ch_.policy.pipeline == Pipeline::kChunked &&
@@ -480,6 +499,12 @@ class SendOp : public platform::Operation {
     storage_.clear();
     staged_.clear();
     if (ok(error_)) note_ratio(traffic_.compressed ? traffic_.wire_bytes : traffic_.app_bytes);
+    if (ok(error_) && observed_) {
+      ch_.cost->observe(dest_, b_.dtype, side(), traffic_.app_bytes,
+                        traffic_.wire_bytes > 0 ? traffic_.wire_bytes : traffic_.app_bytes,
+                        traffic_.compressed, traffic_.codec_seconds, seconds_since(posted_at_));
+      observed_ = false;
+    }
     if (on_done_) {
       on_done_(traffic_);
       on_done_ = nullptr;
@@ -493,6 +518,10 @@ class SendOp : public platform::Operation {
   bool buffered_;
   std::function<void(const Traffic&)> on_done_;
   bool tried_compression_ = false;  // the outcome goes to the stream's ratios (note_ratio)
+  bool observed_ = false;           // what it took goes to the cost model (release())
+  std::chrono::steady_clock::time_point posted_at_;
+  // Where this message's codec runs, for the cost model.
+  cost::Side side() const { return b_.device ? cost::Side::kGpu : cost::Side::kCpu; }
   uint64_t app_bytes_ = 0;
   Traffic traffic_;
 

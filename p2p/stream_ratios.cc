@@ -13,10 +13,31 @@ bool StreamRatios::worth_trying(int dest, int tag, format::DType t) {
   if (it == entries_.end() || !it->second.incompressible) return true;
   if (++it->second.since_try >= kRetry) {
     it->second.since_try = 0;
+    it->second.retrying = true;  // expected_ratio() answers the type's typical ratio once
     return true;  // a retry: record() keeps the stream raw, or lets it compress again
   }
   skipped_.fetch_add(1, std::memory_order_relaxed);
   return false;
+}
+
+double StreamRatios::expected_ratio(int dest, int tag, format::DType t, double fallback) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find(key(dest, tag, t));
+  if (it == entries_.end() || !(it->second.ratio > 0)) return fallback;
+  Entry& e = it->second;
+  if (e.retrying) {  // a retry asks as a new stream would
+    e.retrying = false;
+    return fallback;
+  }
+  // A cost model that learns the stream compresses to nothing keeps it raw from then on, so
+  // the stream counts as incompressible from its first poor try (worth_trying then skips it but
+  // for its retries).
+  if (e.ratio > kIncompressible && !e.incompressible) {
+    e.incompressible = true;
+    e.since_try = 0;
+    streams_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return e.ratio;
 }
 
 void StreamRatios::record(int dest, int tag, format::DType t, uint64_t app, uint64_t wire) {
@@ -25,10 +46,14 @@ void StreamRatios::record(int dest, int tag, format::DType t, uint64_t app, uint
   std::lock_guard<std::mutex> lock(mutex_);
   if (entries_.size() >= kMaxEntries) entries_.clear();  // many streams: start afresh
   Entry& e = entries_[key(dest, tag, t)];
+  const double ratio = static_cast<double>(wire) / static_cast<double>(app);
+  const double average = e.ratio > 0 ? (e.ratio + ratio) / 2 : ratio;
   if (!poor) {
     e = Entry{};  // compresses (again): every message tries
+    e.ratio = average;
     return;
   }
+  e.ratio = average;
   if (e.incompressible) return;
   if (++e.poor >= kProbe) {
     e.incompressible = true;

@@ -26,6 +26,11 @@ class StreamRatios {
   bool worth_trying(int dest, int tag, format::DType t);
   // What a message that tried compression came to: `wire` payload bytes for `app` bytes.
   void record(int dest, int tag, format::DType t, uint64_t app, uint64_t wire);
+  // What the stream's messages compressed to lately (a moving average of wire over app bytes), or
+  // `fallback` for a stream none of whose messages tried yet, and for a retry. A stream found to
+  // compress to more than kIncompressible here counts as incompressible at once (the cost model
+  // that asks keeps it raw).
+  double expected_ratio(int dest, int tag, format::DType t, double fallback);
 
   // Statistics: streams found incompressible so far, and messages sent raw because of it.
   uint64_t incompressible_streams() const { return streams_.load(std::memory_order_relaxed); }
@@ -36,6 +41,8 @@ class StreamRatios {
     uint32_t poor = 0;           // messages in a row that compressed poorly
     uint32_t since_try = 0;      // messages since the last try, while incompressible
     bool incompressible = false;
+    double ratio = 0;            // moving average of wire / app bytes; 0: none yet
+    bool retrying = false;       // worth_trying() let an incompressible stream's retry through
   };
   static uint64_t key(int dest, int tag, format::DType t);
 

@@ -6,7 +6,7 @@ check_PROGRAMS += tests/mpi/smoke tests/mpi/threads tests/mpi/p2p_semantics test
 	tests/mpi/collectives tests/mpi/p2p_progress tests/mpi/dtype_pairs \
 	tests/mpi/statuses tests/mpi/mt_probe tests/mpi/agreement tests/mpi/faults \
 	tests/mpi/thread_level tests/mpi/lifetimes tests/mpi/arg_errors tests/mpi/own_types \
-	tests/mpi/overlap_window tests/mpi/incompressible
+	tests/mpi/overlap_window tests/mpi/incompressible tests/mpi/when_to_compress
 tests_mpi_agreement_SOURCES = tests/mpi/agreement.c
 tests_mpi_faults_SOURCES = tests/mpi/faults.c
 tests_mpi_agreement_LDADD = -ldl
@@ -31,6 +31,7 @@ tests_mpi_own_types_SOURCES = tests/mpi/own_types.cc
 tests_mpi_own_types_LDADD = -ldl
 tests_mpi_overlap_window_SOURCES = tests/mpi/overlap_window.c
 tests_mpi_incompressible_SOURCES = tests/mpi/incompressible.c
+tests_mpi_when_to_compress_SOURCES = tests/mpi/when_to_compress.c
 # A stand-in for a CUDA-aware MPI library, preloaded after libmpizip by tests/mpi/cuda_aware.sh.
 check_LTLIBRARIES += tests/mpi/libcuda_aware_standin.la
 tests_mpi_libcuda_aware_standin_la_SOURCES = tests/mpi/cuda_aware_standin.c
@@ -54,22 +55,26 @@ TESTS += tests/mpi/collectives.sh tests/mpi/p2p_progress.sh tests/mpi/p2p_soak.s
 	tests/readme_settings.sh \
 	tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/cuda_aware.sh tests/mpi/agreement.sh \
 	tests/mpi/faults.sh tests/mpi/thread_level.sh tests/mpi/lifetimes.sh tests/mpi/arg_errors.sh \
-	tests/mpi/own_types.sh tests/mpi/overlap_window.sh tests/mpi/incompressible.sh
+	tests/mpi/own_types.sh tests/mpi/overlap_window.sh tests/mpi/incompressible.sh \
+	tests/mpi/when_to_compress.sh
 EXTRA_DIST += tests/mpi/agreement.sh tests/mpi/rank_env.sh tests/mpi/faults.sh tests/mpi/launcher.sh.in \
 	tests/mpi/check.h
 DISTCLEANFILES += tests/mpi/launcher.sh
 EXTRA_DIST += tests/mpi/cuda_aware.sh tests/mpi/yield_launch.sh tests/tsan/run.sh tests/tsan/suppressions.txt tests/asan/run.sh tests/mpi/dtype_pairs.sh tests/mpi/statuses.sh tests/mpi/mt_probe.sh tests/mpi/p2p_progress.sh tests/mpi/mpizip_run.sh tests/hip_compile.sh tests/readme_settings.sh tests/mpi/p2p_semantics.sh tests/mpi/p2p_soak.sh tests/mpi/lib.sh tests/mpi/smoke.sh tests/mpi/threads.sh tests/mpi/stats.sh \
 	tests/mpi/settings.sh tests/mpi/no_init.sh tests/mpi/collectives.sh \
 	tests/mpi/thread_level.sh tests/mpi/lifetimes.sh tests/mpi/arg_errors.sh tests/mpi/own_types.sh \
-	tests/mpi/overlap_window.sh tests/mpi/incompressible.sh
+	tests/mpi/overlap_window.sh tests/mpi/incompressible.sh tests/mpi/when_to_compress.sh
 
 if HAVE_GTEST
 check_PROGRAMS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \
 	tests/unit/pool_bounds_test tests/unit/topology_test tests/unit/page_cache_test \
-	tests/unit/emulated_link_test tests/unit/stream_ratios_test
+	tests/unit/emulated_link_test tests/unit/stream_ratios_test tests/unit/cost_model_test
 tests_unit_stream_ratios_test_SOURCES = tests/unit/stream_ratios_test.cc p2p/stream_ratios.cc
 tests_unit_stream_ratios_test_LDADD = $(GTEST_LIBS) -lgtest_main
 tests_unit_stream_ratios_test_CPPFLAGS = $(AM_CPPFLAGS)
+tests_unit_cost_model_test_SOURCES = tests/unit/cost_model_test.cc cost/model.cc
+tests_unit_cost_model_test_LDADD = $(GTEST_LIBS) -lgtest_main
+tests_unit_cost_model_test_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_emulated_link_test_SOURCES = tests/unit/emulated_link_test.cc src/transport/emulated.cc
 tests_unit_emulated_link_test_LDADD = $(GTEST_LIBS) -lgtest_main
 # Its own object of emulated.cc (per-target flags), beside the library's libtool one.
@@ -88,7 +93,7 @@ tests_unit_p2p_recv_test_SOURCES = tests/unit/p2p_recv_test.cc
 tests_unit_p2p_recv_test_LDADD = libmpizip_core.la $(GTEST_LIBS) -lgtest_main
 TESTS += tests/unit/settings_test tests/unit/p2p_recv_test tests/unit/buffers_test \
 	tests/unit/pool_bounds_test tests/unit/topology_test tests/unit/page_cache_test \
-	tests/unit/emulated_link_test tests/unit/stream_ratios_test
+	tests/unit/emulated_link_test tests/unit/stream_ratios_test tests/unit/cost_model_test
 endif
 
 include tests/codec-cpu.mk

@@ -104,7 +104,7 @@ void put_in_force(MPI_Comm comm, CommState* s, Settings* values) {
   // Every rank alike: the values agree, and so does whether the context has that part
   // (comm_context_create).
   if (std::shared_ptr<CommContext> c = s->context; c && coll_wanted(*values) && !c->coll_transport)
-    comm_context_add_collectives(comm, transport_options(), c.get());
+    comm_context_add_collectives(comm, transport_options(*values), c.get());
   publish(s, values);
 }
 

@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "p2p/probed_queue.h"
+#include "cost/model.h"
 #include "p2p/stream_ratios.h"
 
 namespace mpizip::core {
@@ -72,6 +73,9 @@ struct CommState : std::enable_shared_from_this<CommState> {
   std::atomic<uint32_t> bulk_tags{0};   // next transfer tag
   p2p::ProbedQueue probed;
   p2p::StreamRatios ratios;  // what each stream's messages compress to (p2p/stream_ratios.h)
+  // When compressing pays on this communicator (cost/model.h): made with its context, the
+  // transport's own link figures in it; null without the protocol.
+  std::unique_ptr<cost::Model> cost;
   std::array<TypeCounters, 8> sent;     // by format::DType value (1..6)
   std::array<TypeCounters, 8> received;
   // Messages of a protocol signature of at most the bare size (p2p/wire.h): the MPI library's own.

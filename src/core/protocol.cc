@@ -200,8 +200,8 @@ void protocol_teardown_job() {
 }
 
 
-transport::Options transport_options() {
-  const Settings& st = settings();
+// The transport options of a communicator with settings `st` (the process's, with its hints).
+transport::Options transport_options(const Settings& st) {
   transport::Options opt;
   opt.kind = static_cast<transport::Kind>(st.transport);
   // A job without GPUs moves host memory only, which the MPI library does as well as UCX, and
@@ -230,10 +230,17 @@ int protocol_attach(MPI_Comm comm) {
   std::shared_ptr<CommContext> c;
   // The outcome is the same on every rank (comm_context_create), so the communicator is off
   // everywhere when it fails.
-  if (!ok(comm_context_create(comm, transport_options(), coll_wanted(st), &c))) {
+  if (!ok(comm_context_create(comm, transport_options(st), coll_wanted(st), &c))) {
     return MPI_SUCCESS;
   }
   c->state = s->shared_from_this();
+  if (!s->cost) {
+    s->cost = std::make_unique<cost::Model>(s->size);
+    for (int q = 0; q < s->size && c->p2p_transport; ++q) {
+      const double rate = c->p2p_transport->link_rate(q);
+      if (rate > 0) s->cost->set_link(q, rate);
+    }
+  }
   s->context = std::move(c);
   s->protocol.store(true, std::memory_order_release);
   return MPI_SUCCESS;
@@ -311,6 +318,7 @@ p2p::Channel channel_of(CommState* s, MPI_Comm comm) {
   ch.bulk_tags = &s->bulk_tags;
   ch.probed = &s->probed;
   ch.ratios = &s->ratios;
+  ch.cost = s->cost.get();
   ch.policy = comm_policy(s);  // copied: the operation keeps it whatever hints follow
   return ch;
 }

@@ -38,8 +38,9 @@ inline bool protocol_job_on() { return g_job_on; }
 // it on. A no-op for MPI_COMM_NULL and inter-communicators.
 int protocol_attach(MPI_Comm comm);
 
-// The transport options the settings ask for (MPIZIP_TRANSPORT, MPIZIP_EMU_*, ...).
-transport::Options transport_options();
+// The transport options the settings `st` ask for (MPIZIP_TRANSPORT, MPIZIP_EMU_*, ...): a
+// communicator's, its hints included.
+transport::Options transport_options(const Settings& st);
 // Drops the communicator's reference to its context (comm_context.h), before the application's
 // MPI_Comm_free; pending operations keep theirs.
 void protocol_detach(MPI_Comm comm);

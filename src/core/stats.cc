@@ -111,6 +111,18 @@ void print_protocol(CommState& s, const std::string& label) {
                   static_cast<unsigned long long>(s.deferred_mpizip.load(std::memory_order_relaxed)));
     line += buf;
   }
+  if (s.cost) {
+    const cost::Report r = s.cost->report();
+    if (r.compressed + r.raw != 0) {
+      std::snprintf(buf, sizeof buf,
+                    "%scost model: compressed=%llu raw=%llu predicted=%.3f ms observed=%.3f ms "
+                    "links=%.2f-%.2f GB/s",
+                    line.empty() ? "" : "; ", static_cast<unsigned long long>(r.compressed),
+                    static_cast<unsigned long long>(r.raw), r.predicted_seconds * 1e3,
+                    r.observed_seconds * 1e3, r.link_min / 1e9, r.link_max / 1e9);
+      line += buf;
+    }
+  }
   if (line.empty()) return;
   std::snprintf(buf, sizeof buf, "; codec %.3f ms, staging %.3f ms",
                 s.codec_ns.load(std::memory_order_relaxed) / 1e6,

@@ -17,6 +17,7 @@
 // Times are CLOCK_MONOTONIC, which every process of one machine shares.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -47,6 +48,12 @@ class EmulatedLink {
   // Reserves the link to `peer` for `bytes`, after everything reserved on it before; an unpaced
   // slot for a peer of this rank's node.
   LinkSlot reserve(int peer, uint64_t bytes);
+  // The rate of the link to `peer` in bytes/s; 0 for a peer of this rank's node (not paced).
+  double rate(int peer) const {
+    return peer >= 0 && static_cast<size_t>(peer) < paced_.size() && paced_[static_cast<size_t>(peer)]
+               ? 1e9 / ns_per_byte_
+               : 0;
+  }
 
  private:
   double ns_per_byte_;

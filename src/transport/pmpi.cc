@@ -114,6 +114,9 @@ class PmpiTransport final : public Transport {
                                                                              : nullptr) {}
 
   const char* name() const override { return config_.name.c_str(); }
+  double link_rate(int peer) const override {
+    return config_.link != nullptr ? config_.link->rate(peer) : 0;
+  }
   bool reaches_device_memory() const override { return config_.device_direct; }
   Status isend(const void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
                std::unique_ptr<Transfer>* out) override;

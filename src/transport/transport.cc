@@ -88,6 +88,10 @@ class Composite final : public Transport {
   bool same_node(int peer) const override {
     return peer >= 0 && peer < static_cast<int>(same_node_.size()) && same_node_[peer] != 0;
   }
+  double link_rate(int peer) const override {
+    if (peer < 0 || peer >= static_cast<int>(same_node_.size())) return 0;
+    return same_node_[peer] ? local_->link_rate(peer) : network_->link_rate(peer);
+  }
 
  private:
   Transport& route(int peer) { return same_node_[peer] ? *local_ : *network_; }
@@ -198,6 +202,7 @@ class Serialized : public Transport {
   const char* name() const override { return inner_->name(); }
   bool reaches_device_memory() const override { return inner_->reaches_device_memory(); }
   bool same_node(int peer) const override { return inner_->same_node(peer); }
+  double link_rate(int peer) const override { return inner_->link_rate(peer); }
   bool device_sends_settle(int peer) const override { return inner_->device_sends_settle(peer); }
   Status isend(const void* buf, uint64_t bytes, Memory where, int peer, uint64_t tag,
                std::unique_ptr<Transfer>* out) override {

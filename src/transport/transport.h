@@ -72,6 +72,9 @@ class Transport {
   virtual void progress_without_mpi() {}
   // Whether `peer` shares this rank's node (false for every peer under force_internode).
   virtual bool same_node(int peer) const = 0;
+  // The rate of the link to `peer` in bytes/s where this transport knows it (the emulated link's
+  // configured rate), else 0: the cost model (cost/model.h) then measures it.
+  virtual double link_rate(int /*peer*/) const { return 0; }
   // True when a device send to `peer` completes without the receiver's MPIZip code by itself
   // (CUDA IPC with claim flags, node_flags.h: the receiver pulls, or the sender copies aside), so
   // that a caller need not first copy the payload into memory of its own. True also between

@@ -51,3 +51,28 @@ TEST(StreamRatios, StreamsAreApartAndAGoodMessageResetsTheProbe) {
 
 }  // namespace
 }  // namespace mpizip::p2p
+
+namespace mpizip::p2p {
+namespace {
+
+// What the cost model asks (expected_ratio): the fallback until a try told, then the moving
+// average; a stream found poor counts as incompressible at once, and its retry asks afresh.
+TEST(StreamRatios, ExpectedRatioAndTheModelsRetry) {
+  using format::DType;
+  StreamRatios r;
+  EXPECT_DOUBLE_EQ(r.expected_ratio(1, 3, DType::kBf16, 0.66), 0.66);
+  r.record(1, 3, DType::kBf16, 1000, 600);
+  EXPECT_DOUBLE_EQ(r.expected_ratio(1, 3, DType::kBf16, 0.66), 0.6);
+  r.record(1, 3, DType::kBf16, 1000, 700);
+  EXPECT_DOUBLE_EQ(r.expected_ratio(1, 3, DType::kBf16, 0.66), 0.65);
+  r.record(2, 3, DType::kBf16, 1000, 1000);  // nothing saved, once
+  EXPECT_DOUBLE_EQ(r.expected_ratio(2, 3, DType::kBf16, 0.66), 1.0);
+  EXPECT_EQ(r.incompressible_streams(), 1u);
+  for (uint32_t i = 1; i < StreamRatios::kRetry; ++i) EXPECT_FALSE(r.worth_trying(2, 3, DType::kBf16));
+  EXPECT_TRUE(r.worth_trying(2, 3, DType::kBf16));
+  EXPECT_DOUBLE_EQ(r.expected_ratio(2, 3, DType::kBf16, 0.66), 0.66);  // the retry asks afresh
+  EXPECT_DOUBLE_EQ(r.expected_ratio(2, 3, DType::kBf16, 0.66), 1.0);
+}
+
+}  // namespace
+}  // namespace mpizip::p2p

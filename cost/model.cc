@@ -1,0 +1,154 @@
+#include "cost/model.h"
+
+#include <algorithm>
+
+namespace mpizip::cost {
+namespace {
+
+// Seeds, replaced by this rank's own measurements as its messages complete:
+//   GPU: the codec's bf16 encode at 888 GB/s of input from 256 MiB (codec-h200.json, v17), and a
+//   compressed message's fixed cost of 20 us, from the split-send's 1 MiB at 47 GB/s (36 us for
+//   22 us raw: p2p-h200.json): 20 + max(14, 1.2) + 1.2 = 35.6 us predicted.
+//   CPU: the CPU codec's chunked pipeline of bf16 on the 2-core CPU machine, both ranks coding
+//   (0.75-0.85 GB/s with MPIZIP_COMPRESS=always over a 1.5 GB/s emulated link), 10 us a message.
+constexpr double kGpuEncode = 800e9, kGpuFixed = 20e-6;
+constexpr double kCpuEncode = 0.8e9, kCpuFixed = 10e-6;
+// A peer's link before anything is known: 25 GB/s (200 Gb/s), between the 100 Gb/s Ethernet and
+// the 400 GB/s NVLink that users run on. A fast link is found from its first messages.
+constexpr double kDefaultLink = 25e9;
+// The decaying maximum of a peer's observed link rates loses this much a message.
+constexpr double kDecay = 0.98;
+// The moving average of the codec's encode rate takes this much of each new measurement.
+constexpr double kCodecWeight = 0.25;
+// One decision in this many to a peer whose link is not the transport's figure goes raw, so that
+// a link taken for slow is measured again.
+constexpr uint64_t kExplore = 32;
+
+size_t slot(format::DType t) { return static_cast<size_t>(t) & 7; }
+
+}  // namespace
+
+Model::Model(int nranks, double margin)
+    : margin_(margin),
+      default_link_(kDefaultLink),
+      links_(static_cast<size_t>(std::max(nranks, 0))),
+      explore_(links_.size(), 0) {
+  for (auto& per_type : codecs_[static_cast<size_t>(Side::kGpu)]) per_type = Codec{kGpuEncode, kGpuFixed};
+  for (auto& per_type : codecs_[static_cast<size_t>(Side::kCpu)]) per_type = Codec{kCpuEncode, kCpuFixed};
+}
+
+void Model::set_link(int peer, double bytes_per_second) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (peer < 0 || static_cast<size_t>(peer) >= links_.size() || !(bytes_per_second > 0)) return;
+  links_[static_cast<size_t>(peer)] = Link{bytes_per_second, true};
+}
+
+void Model::set_default_link(double bytes_per_second) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes_per_second > 0) default_link_ = bytes_per_second;
+}
+
+double Model::typical_ratio(format::DType t) {
+  // Uniform and trained data of each type (codec-h200.json, codec-cpu.json): the exponent's
+  // entropy against the element's width.
+  switch (t) {
+    case format::DType::kBf16: return 0.66;
+    case format::DType::kFp16: return 0.80;
+    case format::DType::kFp32: return 0.85;
+    case format::DType::kFp64: return 0.92;
+    case format::DType::kE4m3:
+    case format::DType::kE5m2: return 0.85;
+  }
+  return 1.0;
+}
+
+Prediction Model::predict_locked(int peer, format::DType t, Side side, uint64_t bytes,
+                                 double ratio) const {
+  double link_rate = default_link_;
+  if (peer >= 0 && static_cast<size_t>(peer) < links_.size() &&
+      links_[static_cast<size_t>(peer)].rate > 0)
+    link_rate = links_[static_cast<size_t>(peer)].rate;
+  const Codec& c = codecs_[static_cast<size_t>(side)][slot(t)];
+  const double b = static_cast<double>(bytes);
+  Prediction p;
+  p.raw_seconds = b / link_rate;
+  // The GPU's split-send decodes once the stream is in; the CPU codec's chunks (p2p/chunked.h)
+  // decode while later ones travel, so its three stages overlap.
+  p.compressed_seconds = side == Side::kGpu
+                             ? c.fixed + std::max(ratio * b / link_rate, b / c.rate) + b / c.rate
+                             : c.fixed + std::max(ratio * b / link_rate, b / c.rate);
+  p.compress = ratio < 1.0 && p.compressed_seconds * (1.0 + margin_) < p.raw_seconds;
+  return p;
+}
+
+Prediction Model::predict(int peer, format::DType t, Side side, uint64_t bytes,
+                          double ratio) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return predict_locked(peer, t, side, bytes, ratio);
+}
+
+Prediction Model::decide(int peer, format::DType t, Side side, uint64_t bytes, double ratio) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Prediction p = predict_locked(peer, t, side, bytes, ratio);
+  const bool known = peer >= 0 && static_cast<size_t>(peer) < links_.size();
+  if (p.compress && known && !links_[static_cast<size_t>(peer)].fixed &&
+      bytes >= kLearnBytes && ++explore_[static_cast<size_t>(peer)] % kExplore == 0) {
+    p.compress = false;  // exploration: the link measured raw again
+  }
+  (p.compress ? report_.compressed : report_.raw) += 1;
+  report_.predicted_seconds += p.compress ? p.compressed_seconds : p.raw_seconds;
+  return p;
+}
+
+void Model::observe(int peer, format::DType t, Side side, uint64_t app, uint64_t wire,
+                    bool compressed, double codec_seconds, double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  report_.observed_seconds += seconds;
+  if (compressed && codec_seconds > 0 && app >= kLearnBytes) {
+    Codec& c = codecs_[static_cast<size_t>(side)][slot(t)];
+    const double rate = static_cast<double>(app) / codec_seconds;
+    c.rate = c.rate * (1 - kCodecWeight) + rate * kCodecWeight;
+  }
+  if (peer < 0 || static_cast<size_t>(peer) >= links_.size() || app < kLearnBytes) return;
+  Link& l = links_[static_cast<size_t>(peer)];
+  if (l.fixed) return;
+  // A raw message's time is its link's; a compressed one's, less its encoding, is at least its
+  // wire bytes' (the encoding overlaps part of the sending): a lower bound of the rate.
+  const double wire_seconds = compressed ? std::max(seconds - codec_seconds, 1e-9) : seconds;
+  if (!(wire_seconds > 0)) return;
+  const double rate = static_cast<double>(wire) / wire_seconds;
+  l.rate = std::max(rate, l.rate * kDecay);
+}
+
+bool Model::knows_link(int peer) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return peer >= 0 && static_cast<size_t>(peer) < links_.size() && links_[static_cast<size_t>(peer)].fixed;
+}
+
+double Model::link(int peer) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (peer >= 0 && static_cast<size_t>(peer) < links_.size() &&
+      links_[static_cast<size_t>(peer)].rate > 0)
+    return links_[static_cast<size_t>(peer)].rate;
+  return default_link_;
+}
+
+double Model::encode_rate(format::DType t, Side side) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return codecs_[static_cast<size_t>(side)][slot(t)].rate;
+}
+
+Report Model::report() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Report r = report_;
+  bool any = false;
+  for (const Link& l : links_) {
+    if (!(l.rate > 0)) continue;
+    r.link_min = any ? std::min(r.link_min, l.rate) : l.rate;
+    r.link_max = any ? std::max(r.link_max, l.rate) : l.rate;
+    any = true;
+  }
+  return r;
+}
+
+}  // namespace mpizip::cost

@@ -1,0 +1,109 @@
+// When compressing pays: a cost model per communicator, fed by what its messages measured
+// (docs/DESIGN.md, "When to compress").
+//
+// A message of B bytes to a peer takes, raw,
+//     t_raw  = B / link
+// and compressed to a ratio r, on the GPU (the split-send pipeline: the raw part leaves while the
+// rest is encoded, the receiver decodes once the stream is in)
+//     t_comp = fixed + max(r B / link, B / encode) + B / decode
+// and on the CPU (chunks encoded, sent and decoded each while the others are: p2p/chunked.h)
+//     t_comp = fixed + max(r B / link, B / encode)
+// where `link` is the peer's link rate (bytes/s), `encode` and `decode` the codec's rates for the
+// element type on this rank's memory kind (GPU or CPU), and `fixed` a compressed message's fixed
+// cost (kernel launches, the stream's header, the decode's synchronisation). A message travels
+// compressed where t_comp x (1 + margin) < t_raw. The constants come from measurement:
+//   - the link, per peer: the transport's own figure where it has one (the emulated link's rate),
+//     else what the peer's messages of at least kLearnBytes took: raw bytes over the time from
+//     post to completion, or the wire bytes of a compressed one over that time less its encoding.
+//     A completion is seen late when the application computes before its wait, never early, so the
+//     estimate is a decaying maximum of these rates (the fastest recent one, down 2% a message);
+//   - the codec: the encode time of this rank's compressed messages (bytes over seconds, a moving
+//     average), decode taken equal to encode (the same kernels' work in reverse, measured within
+//     0.9-1.2x of each other on the H200); seeded from the figures in model.cc;
+//   - the ratio: the stream's (p2p::StreamRatios), else the element type's typical one.
+// Thread-safe; one per communicator (src/core: CommContext).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "kernels/format.h"
+
+namespace mpizip::cost {
+
+// Where the codec runs: the GPU for device buffers, the CPU codec for host ones.
+enum class Side : uint8_t { kGpu = 0, kCpu = 1 };
+
+struct Prediction {
+  bool compress = false;
+  double raw_seconds = 0;
+  double compressed_seconds = 0;
+};
+
+// What the model has seen and decided, for MPIZIP_STATS.
+struct Report {
+  uint64_t compressed = 0;         // messages it sent compressed
+  uint64_t raw = 0;                // messages it sent raw
+  double predicted_seconds = 0;    // its predictions of the messages it decided
+  double observed_seconds = 0;     // what the same messages took, post to completion at the sender
+  double link_min = 0, link_max = 0;  // peers' link rates (bytes/s), of those known
+};
+
+class Model {
+ public:
+  static constexpr uint64_t kLearnBytes = 256 * 1024;  // smaller messages teach nothing of rate
+  static constexpr double kMargin = 0.05;
+
+  // `nranks` peers; `margin`: how much faster compressing must be predicted.
+  explicit Model(int nranks, double margin = kMargin);
+
+  // The transport's own figure for the link to `peer` (bytes/s), which observations do not move.
+  void set_link(int peer, double bytes_per_second);
+  // The link rate assumed for a peer nothing is known of yet (bytes/s).
+  void set_default_link(double bytes_per_second);
+
+  // Whether a message of `bytes` of type `t` to `peer` should travel compressed at `ratio`.
+  // Counts the decision (for the report); `observe` later tells what the message took.
+  Prediction decide(int peer, format::DType t, Side side, uint64_t bytes, double ratio);
+  // The same prediction, not counted (tests, and callers that only ask).
+  Prediction predict(int peer, format::DType t, Side side, uint64_t bytes, double ratio) const;
+
+  // A message to `peer` completed: `app` bytes of the application's, `wire` bytes on the link,
+  // `codec_seconds` of encoding (0 for a raw one), `seconds` from its post to its completion.
+  void observe(int peer, format::DType t, Side side, uint64_t app, uint64_t wire, bool compressed,
+               double codec_seconds, double seconds);
+
+  // Whether the transport gave the link to `peer` its figure (set_link).
+  bool knows_link(int peer) const;
+  // The link rate the model uses for `peer` (bytes/s) and the codec's encode rate.
+  double link(int peer) const;
+  double encode_rate(format::DType t, Side side) const;
+  Report report() const;
+
+  // The typical ratio of a type, where its stream has not told one yet.
+  static double typical_ratio(format::DType t);
+
+ private:
+  struct Link {
+    double rate = 0;     // bytes/s; 0: unknown
+    bool fixed = false;  // the transport's figure
+  };
+  struct Codec {
+    double rate = 0;  // encode, bytes/s
+    double fixed = 0; // seconds a message
+  };
+  Prediction predict_locked(int peer, format::DType t, Side side, uint64_t bytes,
+                            double ratio) const;
+
+  mutable std::mutex mutex_;
+  double margin_;
+  double default_link_;
+  std::vector<Link> links_;
+  std::array<std::array<Codec, 8>, 2> codecs_;  // [side][type's value]
+  std::vector<uint64_t> explore_;                 // per peer: decisions to compress (kExplore)
+  Report report_;
+};
+
+}  // namespace mpizip::cost

@@ -1,0 +1,91 @@
+// cost::Model (cost/model.h): the decision follows the link's rate, the ratio and the codec's
+// speed as the formula says; the transport's figure is not moved by observations; a measured link
+// is the decaying maximum of what its messages took; the codec's rate follows its encodings; a link
+// taken for slow is measured raw again now and then; the report counts what was decided.
+#include "cost/model.h"
+
+#include <gtest/gtest.h>
+
+namespace mpizip::cost {
+namespace {
+
+using format::DType;
+constexpr uint64_t kMiB = 1 << 20;
+
+TEST(CostModel, DecisionFlipsWithTheLinkRate) {
+  Model m(4);
+  m.set_link(1, 12.5e9);  // 100 Gb/s Ethernet
+  m.set_link(2, 400e9);   // NVLink between nodes
+  m.set_link(3, 47e9);
+  // bf16 at its typical ratio, 64 MiB on the GPU: compressed on the slow link, raw on the fast.
+  const double r = Model::typical_ratio(DType::kBf16);
+  EXPECT_TRUE(m.predict(1, DType::kBf16, Side::kGpu, 64 * kMiB, r).compress);
+  EXPECT_FALSE(m.predict(2, DType::kBf16, Side::kGpu, 64 * kMiB, r).compress);
+  // At 47 GB/s the codec's fixed cost loses at 1 MiB (measured 0.66x) and wins at 16 MiB (1.47x).
+  EXPECT_FALSE(m.predict(3, DType::kBf16, Side::kGpu, kMiB, r).compress);
+  EXPECT_TRUE(m.predict(3, DType::kBf16, Side::kGpu, 16 * kMiB, r).compress);
+  // Nothing to save: never compressed, however slow the link.
+  EXPECT_FALSE(m.predict(1, DType::kBf16, Side::kGpu, 64 * kMiB, 1.0).compress);
+  EXPECT_FALSE(m.predict(1, DType::kBf16, Side::kGpu, 64 * kMiB, 0.99).compress);
+}
+
+TEST(CostModel, FormulaOfBothSides) {
+  Model m(2, 0.0);
+  m.set_link(1, 10e9);
+  const double b = 100.0 * kMiB;
+  const Prediction gpu = m.predict(1, DType::kFp32, Side::kGpu, 100 * kMiB, 0.5);
+  const double enc = m.encode_rate(DType::kFp32, Side::kGpu);
+  EXPECT_NEAR(gpu.raw_seconds, b / 10e9, 1e-12);
+  EXPECT_NEAR(gpu.compressed_seconds, 20e-6 + std::max(0.5 * b / 10e9, b / enc) + b / enc, 1e-9);
+  const Prediction cpu = m.predict(1, DType::kFp32, Side::kCpu, 100 * kMiB, 0.5);
+  const double cenc = m.encode_rate(DType::kFp32, Side::kCpu);
+  EXPECT_NEAR(cpu.compressed_seconds, 10e-6 + std::max(0.5 * b / 10e9, b / cenc), 1e-9);
+}
+
+TEST(CostModel, TransportFigureStaysMeasuredLinkIsADecayingMaximum) {
+  Model m(3);
+  m.set_link(1, 47e9);
+  m.observe(1, DType::kBf16, Side::kGpu, 64 * kMiB, 64 * kMiB, false, 0, 1.0);  // very slow
+  EXPECT_DOUBLE_EQ(m.link(1), 47e9);
+  EXPECT_TRUE(m.knows_link(1));
+  EXPECT_FALSE(m.knows_link(2));
+  // Peer 2: a 10 GB/s message, then slower ones (completions seen late): the fastest decays.
+  m.observe(2, DType::kBf16, Side::kGpu, 10 * kMiB, 10 * kMiB, false, 0, 10.0 * kMiB / 10e9);
+  EXPECT_NEAR(m.link(2), 10e9, 1e3);
+  m.observe(2, DType::kBf16, Side::kGpu, 10 * kMiB, 10 * kMiB, false, 0, 10.0 * kMiB / 1e9);
+  EXPECT_NEAR(m.link(2), 10e9 * 0.98, 1e3);
+  // A faster one lifts it at once.
+  m.observe(2, DType::kBf16, Side::kGpu, 10 * kMiB, 10 * kMiB, false, 0, 10.0 * kMiB / 20e9);
+  EXPECT_NEAR(m.link(2), 20e9, 1e3);
+  // Small messages teach nothing of the rate.
+  m.observe(2, DType::kBf16, Side::kGpu, 4096, 4096, false, 0, 1e-3);
+  EXPECT_NEAR(m.link(2), 20e9, 1e3);
+}
+
+TEST(CostModel, CodecRateFollowsItsEncodings) {
+  Model m(2);
+  const double before = m.encode_rate(DType::kBf16, Side::kGpu);
+  for (int i = 0; i < 40; ++i)
+    m.observe(1, DType::kBf16, Side::kGpu, 64 * kMiB, 40 * kMiB, true, 64.0 * kMiB / 100e9, 1e-3);
+  EXPECT_NEAR(m.encode_rate(DType::kBf16, Side::kGpu), 100e9, 1e9);
+  EXPECT_NE(before, m.encode_rate(DType::kBf16, Side::kGpu));
+  EXPECT_DOUBLE_EQ(m.encode_rate(DType::kFp32, Side::kGpu), before);  // per type
+}
+
+TEST(CostModel, MeasuredLinkExploresRawAndReportCounts) {
+  Model m(2);
+  m.set_default_link(1e9);  // taken for slow: every message compresses but for the explorations
+  int raw = 0;
+  for (int i = 0; i < 64; ++i)
+    raw += m.decide(1, DType::kBf16, Side::kGpu, 64 * kMiB, 0.66).compress ? 0 : 1;
+  EXPECT_EQ(raw, 2);
+  Report r = m.report();
+  EXPECT_EQ(r.compressed, 62u);
+  EXPECT_EQ(r.raw, 2u);
+  // A link the transport names is never explored.
+  m.set_link(1, 1e9);
+  for (int i = 0; i < 64; ++i) EXPECT_TRUE(m.decide(1, DType::kBf16, Side::kGpu, 64 * kMiB, 0.66).compress);
+}
+
+}  // namespace
+}  // namespace mpizip::cost
