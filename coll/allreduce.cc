@@ -1,10 +1,12 @@
 #include "coll/allreduce.h"
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <thread>
 
 #include "coll/twoshot.h"
+#include "cost/model.h"
 #include "kernels/codec_cpu.h"
 #include "src/platform/device.h"
 #include "src/platform/log.h"
@@ -64,8 +66,17 @@ TwoShot::TwoShot(const Channel& ch, const AllreduceArgs& a, uint64_t seq)
   hello_recv_.resize(n);
   hello_bytes_.assign(n, 0);
   const bool codec = a.device || ch.policy.host_compress;
+  bool any = false;
   for (int q = 0; q < nranks_; ++q) {
     if (q != me_) compress_to_[q] = ch.policy.compress && codec && !ch.transport->same_node(q);
+    any = any || compress_to_[q];
+  }
+  // Whether compressing pays for calls of this size, from what they measured (cost/model.h).
+  if (any && ch.cost != nullptr) {
+    observe_ = true;
+    model_compress_ = ch.cost->collective_compress(status_.bytes);
+    if (!model_compress_) std::fill(compress_to_.begin(), compress_to_.end(), 0);
+    started_ = std::chrono::steady_clock::now();
   }
 }
 
@@ -466,6 +477,11 @@ void TwoShot::finish() {
   if (backend_ != nullptr && !backend_failed_ && ok(backend_->drain()))
     ch_.resources->release(std::move(backend_));
   backend_.reset();
+  if (observe_ && ok(status_.error)) {
+    ch_.cost->collective_observe(
+        status_.bytes, model_compress_,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
+  }
   if (a_.on_complete) a_.on_complete(traffic_);
 }
 

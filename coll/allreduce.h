@@ -57,6 +57,10 @@
 #include "src/platform/operation.h"
 #include "src/transport/transport.h"
 
+namespace mpizip::cost {
+class Model;
+}
+
 namespace mpizip::coll {
 
 // Most ranks of a two-shot communicator (the codec's batch and the reduce kernel's inputs).
@@ -87,6 +91,9 @@ struct Channel {
   int nranks = 1;  // 2..kMaxRanks
   Resources* resources = nullptr;
   Policy policy;
+  // Whether a call compresses (cost/model.h, measured per size class), where policy.compress
+  // leaves it open; null: policy.compress alone.
+  cost::Model* cost = nullptr;
 };
 
 // What a collective moved, for statistics.

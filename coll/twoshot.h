@@ -4,6 +4,7 @@
 // one piece (reduce-scatter, fold, all-gather).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -246,6 +247,11 @@ class TwoShot : public platform::Operation {
 
   enum class Phase { kHello, kPieces, kDrain, kDone } phase_ = Phase::kHello;
   std::vector<uint8_t> compress_to_;  // per peer: this rank's hello says it compresses for the peer
+  // The cost model asked whether this call compresses (Channel::cost): its answer, and the
+  // call's start, so that the model learns what the call took.
+  bool observe_ = false;
+  bool model_compress_ = false;
+  std::chrono::steady_clock::time_point started_;
   std::vector<Hello> hello_out_, hello_in_;  // per peer; hello_out_[me_]: this rank's arguments
   std::vector<std::unique_ptr<transport::Transfer>> hello_send_, hello_recv_;
   std::vector<uint64_t> hello_bytes_;

@@ -120,6 +120,40 @@ void Model::observe(int peer, format::DType t, Side side, uint64_t app, uint64_t
   l.rate = std::max(rate, l.rate * kDecay);
 }
 
+namespace {
+size_t size_class(uint64_t bytes) {
+  size_t c = 0;
+  while (c < 63 && (uint64_t{1} << (c + 1)) <= bytes) ++c;
+  return c;
+}
+}  // namespace
+
+bool Model::collective_compress(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SizeClass& k = classes_[size_class(bytes)];
+  const uint64_t call = k.calls++;
+  bool compress;
+  if (call < kTries) {
+    compress = true;
+  } else if (call < 2 * kTries) {
+    compress = false;
+  } else {
+    const bool faster = k.seconds[1] * (1.0 + margin_) < k.seconds[0];
+    compress = (call % kExplore == 0) ? !faster : faster;
+  }
+  (compress ? report_.collectives_compressed : report_.collectives_raw) += 1;
+  return compress;
+}
+
+void Model::collective_observe(uint64_t bytes, bool compressed, double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SizeClass& k = classes_[size_class(bytes)];
+  const int way = compressed ? 1 : 0;
+  // The first call of each way may pay for setting up (pools, mappings): the second replaces it.
+  k.seconds[way] = k.tries[way] < kTries ? seconds : k.seconds[way] * (1 - kCodecWeight) + seconds * kCodecWeight;
+  ++k.tries[way];
+}
+
 bool Model::knows_link(int peer) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return peer >= 0 && static_cast<size_t>(peer) < links_.size() && links_[static_cast<size_t>(peer)].fixed;

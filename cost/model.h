@@ -46,6 +46,7 @@ struct Prediction {
 struct Report {
   uint64_t compressed = 0;         // messages it sent compressed
   uint64_t raw = 0;                // messages it sent raw
+  uint64_t collectives_compressed = 0, collectives_raw = 0;  // two-shot calls each way
   double predicted_seconds = 0;    // its predictions of the messages it decided
   double observed_seconds = 0;     // what the same messages took, post to completion at the sender
   double link_min = 0, link_max = 0;  // peers' link rates (bytes/s), of those known
@@ -75,6 +76,19 @@ class Model {
   void observe(int peer, format::DType t, Side side, uint64_t app, uint64_t wire, bool compressed,
                double codec_seconds, double seconds);
 
+  // The two-shot's collectives (coll/twoshot.h), whose time is the whole call's, its pieces'
+  // encoding, links and fused decode-folds overlapping on every rank at once: measured per size
+  // class (a power of two of the call's bytes) rather than predicted. The first kTries calls of a
+  // class compress, the next kTries go raw, then each call takes the way whose calls have been
+  // faster (a moving average, with the margin), and every kExplore-th call the other way, so that
+  // a change of load or link is seen. Every rank of the call asks alike: the same calls in the
+  // same order, so the tries and explorations fall on the same calls; where their averages still
+  // disagree later, each rank's hello tells its peers how its own pieces travel.
+  bool collective_compress(uint64_t bytes);
+  // What such a call took, from its start to its completion on this rank.
+  void collective_observe(uint64_t bytes, bool compressed, double seconds);
+  static constexpr uint32_t kTries = 2;
+
   // Whether the transport gave the link to `peer` its figure (set_link).
   bool knows_link(int peer) const;
   // The link rate the model uses for `peer` (bytes/s) and the codec's encode rate.
@@ -103,6 +117,12 @@ class Model {
   std::vector<Link> links_;
   std::array<std::array<Codec, 8>, 2> codecs_;  // [side][type's value]
   std::vector<uint64_t> explore_;                 // per peer: decisions to compress (kExplore)
+  struct SizeClass {
+    uint32_t tries[2] = {0, 0};  // calls measured raw [0] and compressed [1]
+    double seconds[2] = {0, 0};  // their moving averages
+    uint64_t calls = 0;
+  };
+  std::array<SizeClass, 64> classes_;  // by the call's bytes' log2
   Report report_;
 };
 

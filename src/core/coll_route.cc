@@ -40,6 +40,8 @@ namespace {
 
 // MPIZIP_ALLREDUCE's choices, in settings.def's order.
 enum AllreduceSetting { kAllreduceAuto = 0, kAllreduceTwoShot = 1, kAllreduceOff = 2 };
+// MPIZIP_COMPRESS's choices, in settings.def's order.
+enum CompressSetting { kCompressAuto = 0, kCompressAlways = 1, kCompressNever = 2 };
 
 // ---- Policy -------------------------------------------------------------------------------------
 
@@ -105,7 +107,7 @@ std::optional<Route> route(int count, MPI_Datatype type, MPI_Op op, MPI_Comm com
 // What the communicator's settings say about compressing a two-shot's pieces.
 coll::Policy policy(const Settings& st) {
   coll::Policy p;
-  p.compress = st.allreduce_compress;
+  p.compress = st.allreduce_compress && st.compress != kCompressNever;
   p.host_compress = st.host_compress;
   p.min_compress_bytes = st.min_bytes;
   p.piece_bytes = st.allreduce_piece_bytes;
@@ -133,6 +135,9 @@ Status start_twoshot(const Route& r, const void* sendbuf, void* recvbuf, int cou
   ch.nranks = r.state->size;
   ch.resources = &c->coll_resources;
   ch.policy = policy(comm_settings(r.state));  // copied: the operation keeps it
+  // MPIZIP_COMPRESS: auto lets the cost model measure whether compressing pays (cost/model.h);
+  // always compresses whatever it measured; never (policy()) compresses nothing.
+  if (comm_settings(r.state).compress == kCompressAuto) ch.cost = r.state->cost.get();
   coll::AllreduceArgs a;
   a.input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   a.output = recvbuf;

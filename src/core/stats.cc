@@ -113,6 +113,13 @@ void print_protocol(CommState& s, const std::string& label) {
   }
   if (s.cost) {
     const cost::Report r = s.cost->report();
+    if (r.collectives_compressed + r.collectives_raw != 0) {
+      std::snprintf(buf, sizeof buf, "%scost model collectives: compressed=%llu raw=%llu",
+                    line.empty() ? "" : "; ",
+                    static_cast<unsigned long long>(r.collectives_compressed),
+                    static_cast<unsigned long long>(r.collectives_raw));
+      line += buf;
+    }
     if (r.compressed + r.raw != 0) {
       std::snprintf(buf, sizeof buf,
                     "%scost model: compressed=%llu raw=%llu predicted=%.3f ms observed=%.3f ms "

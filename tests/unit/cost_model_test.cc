@@ -1,7 +1,8 @@
 // cost::Model (cost/model.h): the decision follows the link's rate, the ratio and the codec's
 // speed as the formula says; the transport's figure is not moved by observations; a measured link
 // is the decaying maximum of what its messages took; the codec's rate follows its encodings; a link
-// taken for slow is measured raw again now and then; the report counts what was decided.
+// taken for slow is measured raw again now and then; the report counts what was decided; the
+// two-shot's calls are measured each way and take the faster.
 #include "cost/model.h"
 
 #include <gtest/gtest.h>
@@ -85,6 +86,37 @@ TEST(CostModel, MeasuredLinkExploresRawAndReportCounts) {
   // A link the transport names is never explored.
   m.set_link(1, 1e9);
   for (int i = 0; i < 64; ++i) EXPECT_TRUE(m.decide(1, DType::kBf16, Side::kGpu, 64 * kMiB, 0.66).compress);
+}
+
+// The two-shot's calls: each size class compresses its first kTries calls, goes raw for the next
+// kTries, then takes the faster way and explores the other every kExplore-th call; classes are
+// apart; a change of what each way takes turns the choice.
+TEST(CostModel, CollectivesMeasureEachWayThenTakeTheFaster) {
+  Model m(4);
+  const uint64_t big = 64 * kMiB, small = kMiB;
+  auto call = [&](uint64_t bytes, double raw_s, double compressed_s) {
+    const bool c = m.collective_compress(bytes);
+    m.collective_observe(bytes, c, c ? compressed_s : raw_s);
+    return c;
+  };
+  for (uint32_t i = 0; i < Model::kTries; ++i) EXPECT_TRUE(call(big, 2.0, 1.0)) << i;
+  for (uint32_t i = 0; i < Model::kTries; ++i) EXPECT_FALSE(call(big, 2.0, 1.0)) << i;
+  int compressed = 0, calls = 0;
+  for (; calls < 60; ++calls) compressed += call(big, 2.0, 1.0) ? 1 : 0;
+  EXPECT_GE(compressed, 57);  // the faster way but for explorations
+  EXPECT_LT(compressed, 60);
+  // The small class is its own: raw is faster there.
+  for (uint32_t i = 0; i < 2 * Model::kTries; ++i) call(small, 1.0, 3.0);
+  int raw = 0;
+  for (int i = 0; i < 60; ++i) raw += call(small, 1.0, 3.0) ? 0 : 1;
+  EXPECT_GE(raw, 57);
+  // The link gets faster for the big class: the compressed way turns slower, and the choice follows.
+  for (int i = 0; i < 200; ++i) call(big, 0.5, 1.0);
+  int late = 0;
+  for (int i = 0; i < 32; ++i) late += call(big, 0.5, 1.0) ? 1 : 0;
+  EXPECT_LE(late, 2);
+  const Report r = m.report();
+  EXPECT_EQ(r.collectives_compressed + r.collectives_raw, static_cast<uint64_t>(4 + 60 + 4 + 60 + 200 + 32));
 }
 
 }  // namespace
