@@ -66,7 +66,8 @@ void fill_chunk(DataKind kind, int rank, uint64_t first, std::span<float> out,
       return;
     }
     case DataKind::kConstant:
-      return;  // not drawn in fp32: see generate_data
+    case DataKind::kBits:
+      return;  // not drawn in fp32: see generate_data_range
   }
 }
 
@@ -82,12 +83,15 @@ std::string_view data_kind_name(DataKind k) {
       return "normal";
     case DataKind::kReal:
       return "real";
+    case DataKind::kBits:
+      return "bits";
   }
   return "?";
 }
 
 std::optional<DataKind> data_kind_from_name(std::string_view name) {
-  for (DataKind k : {DataKind::kConstant, DataKind::kUniform, DataKind::kNormal, DataKind::kReal})
+  for (DataKind k : {DataKind::kConstant, DataKind::kUniform, DataKind::kNormal, DataKind::kReal,
+                     DataKind::kBits})
     if (data_kind_name(k) == name) return k;
   return std::nullopt;
 }
@@ -103,6 +107,8 @@ std::string data_kind_label(DataKind k, ElemType t) {
       return "normal N(0,1) (drawn in fp32" + cast + ")";
     case DataKind::kReal:
       return "real (trained fp32 weights" + cast + ", repeated)";
+    case DataKind::kBits:
+      return "bits (random bit patterns, NaNs included: incompressible)";
   }
   return "?";
 }
@@ -149,6 +155,14 @@ void generate_data_range(DataKind kind, ElemType t, int rank, size_t first, size
   size_t elem = elem_type_size(t);
   if (kind == DataKind::kConstant) {
     std::memset(out, kConstantByte, count * elem);
+    return;
+  }
+  if (kind == DataKind::kBits) {  // every byte from the counter: the element's width does not matter
+    uint64_t seed = rank_seed(rank);
+    for (size_t b = 0; b < count * elem; b += 8) {
+      uint64_t word = mix(seed ^ mix(first * elem + b));
+      std::memcpy(out + b, &word, std::min<size_t>(8, count * elem - b));
+    }
     return;
   }
   std::vector<float> chunk(std::min(count, kChunk));

@@ -19,6 +19,7 @@ enum class DataKind {
   kUniform,   // U[-1,1] drawn in fp32, then cast
   kNormal,    // N(0,1) drawn in fp32, then cast
   kReal,      // trained fp32 weights (see RealWeights), cast, repeated to fill the buffer
+  kBits,      // random bit patterns of the element's width (NaNs included): does not compress
 };
 
 std::string_view data_kind_name(DataKind k);

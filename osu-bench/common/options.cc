@@ -210,7 +210,7 @@ std::optional<Options> parse_options(int argc, char** argv, const ProgramTraits&
     } else if (arg == "--data") {
       std::optional<DataKind> k;
       if (!(v = value(i)) || !(k = data_kind_from_name(*v)))
-        return bad("--data takes constant, uniform, normal or real");
+        return bad("--data takes constant, uniform, normal, real or bits");
       o.data = *k;
     } else if (arg == "--uneven" && traits.uneven_counts) {
       o.uneven = true;
@@ -271,7 +271,7 @@ std::string usage(const char* program, const ProgramTraits& traits) {
        "accepted (default " +
        std::string(elem_type_name(traits.default_type)) +
        ")\n"
-       "  --data KIND       constant|uniform|normal|real (default uniform)\n";
+       "  --data KIND       constant|uniform|normal|real|bits (default uniform)\n";
   if (traits.uneven_counts)
     u += "  --uneven          rank r's block size*(r+1)/P bytes in whole elements, rank 1's none\n"
          "                    when P > 2; blocks in reverse rank order, one element apart\n";
