@@ -135,7 +135,7 @@ real-weights: osu-bench/data/onnx_weights
 .PHONY: real-weights
 
 # The side-by-side runner, and the allreduce's three-way runner, installed beside the benchmarks.
-dist_pkglibexec_SCRIPTS = osu-bench/compare osu-bench/plot osu-bench/allreduce-variants osu-bench/p2p-suite.sh osu-bench/p2p-emulated.sh osu-bench/with-mps
+dist_pkglibexec_SCRIPTS = osu-bench/compare osu-bench/plot osu-bench/when-to-compress.sh osu-bench/allreduce-variants osu-bench/p2p-suite.sh osu-bench/p2p-emulated.sh osu-bench/with-mps
 
 # Tests: the casts against fixed values, then the programs, the extractor and the runner.
 check_PROGRAMS += osu-bench/common/elem_type_check
