@@ -150,7 +150,9 @@ static void expect_info(MPI_Comm comm, const char* what, const char* compress,
     MPI_Info_free(&got), MPI_Info_free(&lib);
     return;
   }
-  CHECK(hints == 4, "%s: %d mpizip_ keys, want 4", what, hints);
+  CHECK(hints == 5, "%s: %d mpizip_ keys, want 5", what, hints);
+  MPI_Info_get(got, "mpizip_emu_gbps", 255, b, &flag);  // the emulated link's rate, in force
+  CHECK(flag && atof(b) > 0, "%s: mpizip_emu_gbps=%s, want a rate", what, flag ? b : "(absent)");
   const char* keys[4] = {"mpizip_compress", "mpizip_min_bytes", "mpizip_allreduce", "mpizip_tma"};
   const char* want[4] = {compress, min_bytes, allreduce, tma};
   for (int k = 0; k < 4; ++k) {

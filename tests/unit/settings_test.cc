@@ -187,10 +187,11 @@ TEST(Agreement, HashAndLine) {
 
 TEST(Hints, DeclaredWithTheirSettings) {
   const auto& decls = hint_decls();
-  ASSERT_EQ(decls.size(), 4u);
+  ASSERT_EQ(decls.size(), 5u);
   const std::map<std::string, std::pair<std::string, bool>> want{
       {"mpizip_compress", {"MPIZIP_HOST_COMPRESS", false}},
       {"mpizip_min_bytes", {"MPIZIP_MIN_BYTES", false}},
+      {"mpizip_emu_gbps", {"MPIZIP_EMU_GBPS", false}},
       {"mpizip_allreduce", {"MPIZIP_ALLREDUCE", true}},
       {"mpizip_tma", {"MPIZIP_TMA", true}}};
   for (const auto& d : decls) {
@@ -205,7 +206,7 @@ TEST(Hints, DeclaredWithTheirSettings) {
     ++described;
     EXPECT_EQ(want.at(s.hint).first, s.env);
   }
-  EXPECT_EQ(described, 4u);
+  EXPECT_EQ(described, 5u);
 }
 
 TEST(Hints, ParseKeepsTheValueInForceOnInvalidInput) {
