@@ -15,6 +15,7 @@
 #   --device cuda|host     where the buffers are (default cuda; host turns MPIZIP_HOST_COMPRESS on)
 #   --np N --reps N        ranks (allreduce) and run pairs per compare (default 4 and 3)
 #   -i N -x N              iterations and warm-up per size, passed to the benchmark (default 5, 1)
+#   -W N                   osu_bw's window, messages in flight (default its own, 64)
 # Writes OUT.json (a row per cell: operation, data, type, link_gbps, bytes, the three ways'
 # figures, default_over_best) and the heat maps beside it (osu-bench/plot --heatmap). Run it under
 # osu-bench/with-mps on a GPU machine where ranks share a GPU.
@@ -23,12 +24,12 @@ prog=when-to-compress.sh
 all_args="$*"
 die() { echo "$prog: $*" >&2; exit 1; }
 op=p2p links="12.5 25 47 100 200 400" datas="uniform real bits" type=bf16
-sizes=262144:1073741824 device=cuda np=4 reps=3 iters=5 warm=1
+sizes=262144:1073741824 device=cuda np=4 reps=3 iters=5 warm=1 window=
 while [ $# -gt 1 ]; do
   case $1 in
     --op) op=$2 ;; --links) links=$2 ;; --data) datas=$2 ;; --type) type=$2 ;;
     --sizes) sizes=$2 ;; --device) device=$2 ;; --np) np=$2 ;; --reps) reps=$2 ;;
-    -i) iters=$2 ;; -x) warm=$2 ;;
+    -i) iters=$2 ;; -x) warm=$2 ;; -W) window=$2 ;;
     *) die "unknown option $1" ;;
   esac
   shift 2
@@ -50,6 +51,7 @@ for data in $datas; do
   for link in $links; do
     env="MPIZIP_TRANSPORT=emulated MPIZIP_EMU_GBPS=$link MPIZIP_FORCE_INTERNODE=1 $extra"
     args=(-d "$device" -T "$type" --data "$data" -m "$sizes" -i "$iters" -x "$warm")
+    [ -n "$window" ] && [ "$op" = p2p ] && args+=(-W "$window")
     for way in auto always; do
       setting=; [ $way = always ] && setting="MPIZIP_COMPRESS=always"
       echo "== $op $data ${link} GB/s: $way over never" >&2
