@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "coll/twoshot.h"
@@ -19,6 +21,7 @@ using transport::Transfer;
 namespace {
 
 constexpr int kSpinPolls = 64;
+constexpr double kStallSeconds = 10;
 const uint8_t kEmptyMessage = 0;
 
 // Reserves `bytes` at the end of an arena, kArenaAlign-aligned; returns their offset.
@@ -150,7 +153,61 @@ bool TwoShot::progress() {
 }
 
 void TwoShot::idle() {
-  if (++idle_polls_ > kSpinPolls) std::this_thread::yield();
+  if (++idle_polls_ == 1) idle_since_ = std::chrono::steady_clock::now();
+  if (idle_polls_ <= kSpinPolls) return;
+  std::this_thread::yield();
+  if (!stall_reported_ && idle_polls_ % 4096 == 0 && log::enabled(log::Level::kInfo) &&
+      std::chrono::steady_clock::now() - idle_since_ > std::chrono::duration<double>(kStallSeconds)) {
+    stall_reported_ = true;
+    report_stall();
+  }
+}
+
+void TwoShot::report_stall() const {
+  std::lock_guard<std::mutex> lock(ch_.resources->transport_mutex());
+  std::string what;
+  auto add = [&what](const char* name, int peer,
+                     const std::unique_ptr<transport::Transfer>& t) {
+    if (t == nullptr) return;
+    what += " ";
+    what += name;
+    what += "[" + std::to_string(peer) + "]=(" + t->describe() + ")";
+  };
+  auto step = [](SendStep s) {
+    return s == SendStep::kEncoding ? "encoding" : s == SendStep::kStaging ? "staging" : "posted";
+  };
+  for (int q = 0; q < nranks_; ++q) {
+    if (q == me_) continue;
+    add("hello-out", q, hello_send_[q]);
+    add("hello-in", q, hello_recv_[q]);
+  }
+  for (const Piece& p : active_) {
+    char head[200];
+    std::snprintf(head, sizeof head,
+                  "; piece %llu: rs %s, %d to land%s, %s, ag %s, %d to land, %zu decodes",
+                  static_cast<unsigned long long>(p.j), step(p.rs_step), p.rs_pending,
+                  p.rs_fence != nullptr ? " (fence)" : "", p.folded ? "folded" : "not folded",
+                  step(p.ag_step), p.ag_pending, p.decodes.size());
+    what += head;
+    for (int q = 0; q < nranks_; ++q) {
+      add("rs-out", q, p.rs_send[q]);
+      add("rs-in", q, p.rs_recv[q]);
+      add("ag-out", q, p.ag_send[q]);
+      add("ag-in", q, p.ag_recv[q]);
+    }
+  }
+  for (const DrainLane& l : lanes_) add("drain-in", l.peer, l.t);
+  for (const auto& t : drain_sends_) add("drain-out", -1, t);
+  MPIZIP_INFO("MPI_Allreduce (collective %llu, %llu elements): nothing completed for %.0f s; "
+              "phase %s, %llu of %llu pieces started:%s",
+              static_cast<unsigned long long>(seq_), static_cast<unsigned long long>(a_.count),
+              kStallSeconds,
+              phase_ == Phase::kHello    ? "hellos"
+              : phase_ == Phase::kPieces ? "pieces"
+              : phase_ == Phase::kDrain  ? "drain"
+                                         : "done",
+              static_cast<unsigned long long>(next_piece_),
+              static_cast<unsigned long long>(plan_.pieces()), what.c_str());
 }
 
 // Hellos: every rank's, checked against this rank's own. A disagreement ends the collective here

@@ -145,6 +145,9 @@ class TwoShot : public platform::Operation {
   // further one yields the processor, so that ranks sharing cores (oversubscribed, or a progress
   // thread beside the application) let the peers they wait for run.
   void idle();
+  // After kStallSeconds without a completion: one line at info level saying what the collective
+  // waits for (every piece's steps and transfers still pending), to tell a slow peer from a hang.
+  void report_stall() const;
   // Every transfer, fence and step of the piece is done: its slot is free.
   bool piece_done(const Piece& p) const;
 
@@ -274,6 +277,8 @@ class TwoShot : public platform::Operation {
   void* device_output_ = nullptr;            // the output they stand for
   uint64_t events_ = 0;                      // transfers and fences seen complete
   int idle_polls_ = 0;                       // progress() calls in a row that completed nothing
+  std::chrono::steady_clock::time_point idle_since_;  // the first of them
+  bool stall_reported_ = false;              // report_stall() has written its line
 };
 
 }  // namespace mpizip::coll

@@ -1,6 +1,7 @@
 #include "src/transport/pmpi.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "src/platform/device.h"
@@ -228,6 +229,18 @@ class SendTransfer final : public PmpiTransfer {
       : PmpiTransfer(t), buf_(buf), bytes_(bytes), device_(device), peer_(peer), tag_(tag) {}
   ~SendTransfer() override { settle(); }
 
+  std::string describe() const override {
+    char line[160];
+    std::snprintf(line, sizeof line, "send %llu B %s: header %s, %s%s%s",
+                  static_cast<unsigned long long>(bytes_),
+                  header_.mode == Mode::kIpc ? "ipc" : "inline",
+                  header_req_ == MPI_REQUEST_NULL ? "sent" : "pending",
+                  pulled_ ? "pulled" : fin_req_ != MPI_REQUEST_NULL ? "awaiting answer" : "no answer",
+                  flags_ != nullptr ? ", claim slot held" : "",
+                  segments_ != nullptr ? ", segments" : "");
+    return line;
+  }
+
   // Posts the header, and the fin receive (IPC) or the segments (inline).
   Status start() {
     status_ = post();
@@ -424,6 +437,22 @@ class RecvTransfer final : public PmpiTransfer {
   }
 
   uint64_t received_bytes() const override { return received_; }
+
+  std::string describe() const override {
+    char line[200];
+    const int64_t left = complete_ns_ == 0 ? 0 : complete_ns_ - monotonic_ns();
+    std::snprintf(line, sizeof line,
+                  "recv %llu B: %s%s%s%s%s, copied %llu, answer %s, link %lld us left",
+                  static_cast<unsigned long long>(capacity_),
+                  have_header_ ? (header_.mode == Mode::kIpc ? "ipc header" : "inline header")
+                               : "no header",
+                  pulling_ ? ", pulling" : "", pulled_ ? ", pulled" : "",
+                  awaiting_move_ ? ", awaiting move" : "", segments_ != nullptr ? ", segments" : "",
+                  static_cast<unsigned long long>(copied_),
+                  fin_req_ != MPI_REQUEST_NULL ? "pending" : pending_answer_ ? "queued" : "none",
+                  static_cast<long long>(left / 1000));
+    return line;
+  }
 
  private:
   Status advance(bool* done) override {

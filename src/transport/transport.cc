@@ -248,6 +248,10 @@ class Serialized : public Transport {
       std::lock_guard<std::mutex> lock(*mutex_);
       return inner_->needs_sender();
     }
+    std::string describe() const override {
+      std::lock_guard<std::mutex> lock(*mutex_);
+      return inner_->describe();
+    }
 
    private:
     std::unique_ptr<Transfer> inner_;

@@ -20,8 +20,8 @@
 
 #include <cstdint>
 #include <memory>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "src/platform/operation.h"
 #include "src/platform/status.h"
@@ -49,6 +49,9 @@ class Transfer {
   // the MPI library (or without MPI: CUDA IPC, UCX with the helper thread), wherever the sender's
   // application sits meanwhile.
   virtual bool needs_sender() const { return false; }
+  // Where the transfer stands, in a few words, for a log line about a collective that stopped
+  // moving (empty where the transport says nothing).
+  virtual std::string describe() const { return {}; }
 };
 
 class Transport {
