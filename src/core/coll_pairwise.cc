@@ -443,34 +443,61 @@ std::optional<int> defer_within_node(MPI_Comm comm, std::initializer_list<const 
   return defer(comm, *c, buffers_suit_node(comm, buffers), false, std::move(start), what, request);
 }
 
+// One call's route: a non-blocking call that may be deferred (`deferrable`) is deferred within one
+// node (defer_within_node, the datatypes kept for when it starts); otherwise its messages are
+// posted now, and a blocking call waits for them. `post(mode, sendtype, recvtype, &state)` posts
+// the call's messages (none where the call does not suit them); `library(on, op, sendtype,
+// recvtype)` starts the MPI library's non-blocking call on the deferred calls' duplicate `on`.
+template <typename Post, typename Library>
+std::optional<int> route_call(MPI_Comm comm, MPI_Request* request, bool deferrable,
+                              std::initializer_list<const void*> buffers, MPI_Datatype sendtype,
+                              MPI_Datatype recvtype, Post post, Library library,
+                              const char* blocking_name, const char* nonblocking_name) {
+  if (request != nullptr && deferrable) {
+    auto st = std::make_shared<KeptType>(sendtype), rt = std::make_shared<KeptType>(recvtype);
+    if (auto rc = defer_within_node(
+            comm, buffers,
+            [=] {
+              CommState* s = nullptr;
+              return post(Mode::kAgreed, st->get(), rt->get(), &s);
+            },
+            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
+              return library(on, op, st->get(), rt->get());
+            },
+            nonblocking_name, request))
+      return rc;
+  }
+  CommState* s = nullptr;
+  Posted m = post(request == nullptr ? Mode::kBlocking : Mode::kNonblocking, sendtype, recvtype, &s);
+  if (!m) return std::nullopt;
+  return request ? start(std::move(m), s, comm, request, nonblocking_name)
+                 : finish(std::move(m), s, comm, blocking_name);
+}
+
+// This rank's rank in `comm` (-1 where it cannot say).
+int rank_in(MPI_Comm comm) {
+  int me = -1;
+  if (comm == MPI_COMM_NULL || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS) return -1;
+  return me;
+}
+
 }  // namespace
 
 std::optional<int> pairwise_alltoallv(const void* sendbuf, const int sendcounts[],
                                       const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                       const int recvcounts[], const int rdispls[],
                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  if (request != nullptr && sendbuf != MPI_IN_PLACE) {
-    auto st = std::make_shared<KeptType>(sendtype), rt = std::make_shared<KeptType>(recvtype);
-    if (auto rc = defer_within_node(
-            comm, {sendbuf, recvbuf},
-            [=] {
-              CommState* s = nullptr;
-              return post_alltoallv(sendbuf, sendcounts, sdispls, st->get(), recvbuf, recvcounts,
-                                    rdispls, rt->get(), comm, Mode::kAgreed, &s);
-            },
-            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
-              return ialltoallv.operation_on(on, op, sendbuf, sendcounts, sdispls, st->get(),
-                                             recvbuf, recvcounts, rdispls, rt->get(), comm);
-            },
-            "MPI_Ialltoallv", request))
-      return rc;
-  }
-  CommState* s = nullptr;
-  Posted m = post_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                            recvtype, comm, request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
-  if (!m) return std::nullopt;
-  return request ? start(std::move(m), s, comm, request, "MPI_Ialltoallv")
-                 : finish(std::move(m), s, comm, "MPI_Alltoallv");
+  return route_call(
+      comm, request, sendbuf != MPI_IN_PLACE, {sendbuf, recvbuf}, sendtype, recvtype,
+      [=](Mode mode, MPI_Datatype st, MPI_Datatype rt, CommState** s) {
+        return post_alltoallv(sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts, rdispls, rt,
+                              comm, mode, s);
+      },
+      [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op, MPI_Datatype st, MPI_Datatype rt) {
+        return ialltoallv.operation_on(on, op, sendbuf, sendcounts, sdispls, st, recvbuf,
+                                       recvcounts, rdispls, rt, comm);
+      },
+      "MPI_Alltoallv", "MPI_Ialltoallv");
 }
 
 std::optional<int> pairwise_alltoallw(const void* sendbuf, const int sendcounts[],
@@ -490,120 +517,75 @@ std::optional<int> pairwise_gatherv(const void* sendbuf, int sendcount, MPI_Data
                                     void* recvbuf, const int recvcounts[], const int displs[],
                                     MPI_Datatype recvtype, int root, MPI_Comm comm,
                                     MPI_Request* request) {
-  if (request != nullptr) {
-    int me = -1;
-    PMPI_Comm_rank(comm, &me);
-    auto st = std::make_shared<KeptType>(sendtype), rt = std::make_shared<KeptType>(recvtype);
-    if (auto rc = defer_within_node(
-            comm, {sendbuf, me == root ? recvbuf : nullptr},
-            [=] {
-              CommState* s = nullptr;
-              return post_gatherv(sendbuf, sendcount, st->get(), recvbuf, recvcounts, displs,
-                                  rt->get(), root, comm, Mode::kAgreed, &s);
-            },
-            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
-              return igatherv.operation_on(on, op, sendbuf, sendcount, st->get(), recvbuf,
-                                           recvcounts, displs, rt->get(), root, comm);
-            },
-            "MPI_Igatherv", request))
-      return rc;
-  }
-  CommState* s = nullptr;
-  Posted m = post_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                          root, comm, request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
-  if (!m) return std::nullopt;
-  return request ? start(std::move(m), s, comm, request, "MPI_Igatherv")
-                 : finish(std::move(m), s, comm, "MPI_Gatherv");
+  const int me = request != nullptr ? rank_in(comm) : -1;
+  return route_call(
+      comm, request, true, {sendbuf, me == root ? recvbuf : nullptr}, sendtype, recvtype,
+      [=](Mode mode, MPI_Datatype st, MPI_Datatype rt, CommState** s) {
+        return post_gatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt, root, comm,
+                            mode, s);
+      },
+      [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op, MPI_Datatype st, MPI_Datatype rt) {
+        return igatherv.operation_on(on, op, sendbuf, sendcount, st, recvbuf, recvcounts, displs,
+                                     rt, root, comm);
+      },
+      "MPI_Gatherv", "MPI_Igatherv");
 }
 
 std::optional<int> pairwise_scatterv(const void* sendbuf, const int sendcounts[],
                                      const int displs[], MPI_Datatype sendtype, void* recvbuf,
                                      int recvcount, MPI_Datatype recvtype, int root,
                                      MPI_Comm comm, MPI_Request* request) {
-  if (request != nullptr) {
-    int me = -1;
-    PMPI_Comm_rank(comm, &me);
-    auto st = std::make_shared<KeptType>(sendtype), rt = std::make_shared<KeptType>(recvtype);
-    if (auto rc = defer_within_node(
-            comm, {me == root ? sendbuf : nullptr, recvbuf},
-            [=] {
-              CommState* s = nullptr;
-              return post_scatterv(sendbuf, sendcounts, displs, st->get(), recvbuf, recvcount,
-                                   rt->get(), root, comm, Mode::kAgreed, &s);
-            },
-            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
-              return iscatterv.operation_on(on, op, sendbuf, sendcounts, displs, st->get(), recvbuf,
-                                            recvcount, rt->get(), root, comm);
-            },
-            "MPI_Iscatterv", request))
-      return rc;
-  }
-  CommState* s = nullptr;
-  Posted m = post_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                           root, comm, request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
-  if (!m) return std::nullopt;
-  return request ? start(std::move(m), s, comm, request, "MPI_Iscatterv")
-                 : finish(std::move(m), s, comm, "MPI_Scatterv");
+  const int me = request != nullptr ? rank_in(comm) : -1;
+  return route_call(
+      comm, request, true, {me == root ? sendbuf : nullptr, recvbuf}, sendtype, recvtype,
+      [=](Mode mode, MPI_Datatype st, MPI_Datatype rt, CommState** s) {
+        return post_scatterv(sendbuf, sendcounts, displs, st, recvbuf, recvcount, rt, root, comm,
+                             mode, s);
+      },
+      [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op, MPI_Datatype st, MPI_Datatype rt) {
+        return iscatterv.operation_on(on, op, sendbuf, sendcounts, displs, st, recvbuf, recvcount,
+                                      rt, root, comm);
+      },
+      "MPI_Scatterv", "MPI_Iscatterv");
 }
 
+// The fixed-count forms are deferred only where their blocks are worth messages (the v-forms
+// always: their counts differ per rank, the agreement decides).
 std::optional<int> pairwise_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                                    MPI_Comm comm, MPI_Request* request) {
-  int me = -1;
-  if (request != nullptr && comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &me) == MPI_SUCCESS &&
-      (me == root && sendbuf == MPI_IN_PLACE ? worth_messages(comm, recvcount, recvtype)
-                                             : worth_messages(comm, sendcount, sendtype))) {
-    auto st = std::make_shared<KeptType>(sendtype), rt = std::make_shared<KeptType>(recvtype);
-    if (auto rc = defer_within_node(
-            comm, {sendbuf, me == root ? recvbuf : nullptr},
-            [=] {
-              CommState* s = nullptr;
-              return post_gather(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), root,
-                                 comm, Mode::kAgreed, &s);
-            },
-            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
-              return igather.operation_on(on, op, sendbuf, sendcount, st->get(), recvbuf, recvcount,
-                                          rt->get(), root, comm);
-            },
-            "MPI_Igather", request))
-      return rc;
-  }
-  CommState* s = nullptr;
-  Posted m = post_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                         request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
-  if (!m) return std::nullopt;
-  return request ? start(std::move(m), s, comm, request, "MPI_Igather")
-                 : finish(std::move(m), s, comm, "MPI_Gather");
+  const int me = request != nullptr ? rank_in(comm) : -1;
+  const bool deferrable =
+      me >= 0 && (me == root && sendbuf == MPI_IN_PLACE ? worth_messages(comm, recvcount, recvtype)
+                                                        : worth_messages(comm, sendcount, sendtype));
+  return route_call(
+      comm, request, deferrable, {sendbuf, me == root ? recvbuf : nullptr}, sendtype, recvtype,
+      [=](Mode mode, MPI_Datatype st, MPI_Datatype rt, CommState** s) {
+        return post_gather(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, comm, mode, s);
+      },
+      [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op, MPI_Datatype st, MPI_Datatype rt) {
+        return igather.operation_on(on, op, sendbuf, sendcount, st, recvbuf, recvcount, rt, root,
+                                    comm);
+      },
+      "MPI_Gather", "MPI_Igather");
 }
 
 std::optional<int> pairwise_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                     void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                                     MPI_Comm comm, MPI_Request* request) {
-  int me = -1;
-  if (request != nullptr && comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &me) == MPI_SUCCESS &&
-      (me == root ? worth_messages(comm, sendcount, sendtype)
-                  : worth_messages(comm, recvcount, recvtype))) {
-    auto st = std::make_shared<KeptType>(sendtype), rt = std::make_shared<KeptType>(recvtype);
-    if (auto rc = defer_within_node(
-            comm, {me == root ? sendbuf : nullptr, recvbuf},
-            [=] {
-              CommState* s = nullptr;
-              return post_scatter(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), root,
-                                  comm, Mode::kAgreed, &s);
-            },
-            [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op) {
-              return iscatter.operation_on(on, op, sendbuf, sendcount, st->get(), recvbuf,
-                                           recvcount, rt->get(), root, comm);
-            },
-            "MPI_Iscatter", request))
-      return rc;
-  }
-  CommState* s = nullptr;
-  Posted m = post_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                          request == nullptr ? Mode::kBlocking : Mode::kNonblocking, &s);
-  if (!m) return std::nullopt;
-  return request ? start(std::move(m), s, comm, request, "MPI_Iscatter")
-                 : finish(std::move(m), s, comm, "MPI_Scatter");
+  const int me = request != nullptr ? rank_in(comm) : -1;
+  const bool deferrable = me >= 0 && (me == root ? worth_messages(comm, sendcount, sendtype)
+                                                 : worth_messages(comm, recvcount, recvtype));
+  return route_call(
+      comm, request, deferrable, {me == root ? sendbuf : nullptr, recvbuf}, sendtype, recvtype,
+      [=](Mode mode, MPI_Datatype st, MPI_Datatype rt, CommState** s) {
+        return post_scatter(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, comm, mode, s);
+      },
+      [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op, MPI_Datatype st, MPI_Datatype rt) {
+        return iscatter.operation_on(on, op, sendbuf, sendcount, st, recvbuf, recvcount, rt, root,
+                                     comm);
+      },
+      "MPI_Scatter", "MPI_Iscatter");
 }
 
 int routed_igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
