@@ -32,7 +32,8 @@ Model::Model(int nranks, double margin)
     : margin_(margin),
       default_link_(kDefaultLink),
       links_(static_cast<size_t>(std::max(nranks, 0))),
-      explore_(links_.size(), 0) {
+      explore_(links_.size(), 0),
+      retry_(links_.size(), 0) {
   for (auto& per_type : codecs_[static_cast<size_t>(Side::kGpu)]) per_type = Codec{kGpuEncode, kGpuFixed};
   for (auto& per_type : codecs_[static_cast<size_t>(Side::kCpu)]) per_type = Codec{kCpuEncode, kCpuFixed};
 }
@@ -73,11 +74,15 @@ Prediction Model::predict_locked(int peer, format::DType t, Side side, uint64_t 
   Prediction p;
   p.raw_seconds = b / link_rate;
   // The GPU's split-send decodes once the stream is in; the CPU codec's chunks (p2p/chunked.h)
-  // decode while later ones travel, so its three stages overlap.
+  // decode while later ones travel, so its three stages overlap, at the pipeline's rate.
+  const double cpu_rate = c.pipeline > 0 ? c.pipeline : c.rate;
   p.compressed_seconds = side == Side::kGpu
                              ? c.fixed + std::max(ratio * b / link_rate, b / c.rate) + b / c.rate
-                             : c.fixed + std::max(ratio * b / link_rate, b / c.rate);
+                             : c.fixed + std::max(ratio * b / link_rate, b / cpu_rate);
   p.compress = ratio < 1.0 && p.compressed_seconds * (1.0 + margin_) < p.raw_seconds;
+  // Raw only because of the codec's rate: the link alone would have it compressed.
+  p.codec_bound = !p.compress && ratio < 1.0 &&
+                  (c.fixed + ratio * b / link_rate) * (1.0 + margin_) < p.raw_seconds;
   return p;
 }
 
@@ -94,6 +99,9 @@ Prediction Model::decide(int peer, format::DType t, Side side, uint64_t bytes, d
   if (p.compress && known && !links_[static_cast<size_t>(peer)].fixed &&
       bytes >= kLearnBytes && ++explore_[static_cast<size_t>(peer)] % kExplore == 0) {
     p.compress = false;  // exploration: the link measured raw again
+  } else if (p.codec_bound && side == Side::kCpu && known && bytes >= kLearnBytes &&
+             ++retry_[static_cast<size_t>(peer)] % kExplore == 0) {
+    p.compress = true;  // exploration: the CPU pipeline measured again
   }
   (p.compress ? report_.compressed : report_.raw) += 1;
   report_.predicted_seconds += p.compress ? p.compressed_seconds : p.raw_seconds;
@@ -108,6 +116,11 @@ void Model::observe(int peer, format::DType t, Side side, uint64_t app, uint64_t
     Codec& c = codecs_[static_cast<size_t>(side)][slot(t)];
     const double rate = static_cast<double>(app) / codec_seconds;
     c.rate = c.rate * (1 - kCodecWeight) + rate * kCodecWeight;
+  }
+  if (compressed && side == Side::kCpu && app >= kLearnBytes) {
+    Codec& c = codecs_[static_cast<size_t>(side)][slot(t)];
+    const double rate = static_cast<double>(app) / std::max(seconds - c.fixed, 1e-9);
+    c.pipeline = std::max(rate, c.pipeline * kDecay);
   }
   if (peer < 0 || static_cast<size_t>(peer) >= links_.size() || app < kLearnBytes) return;
   Link& l = links_[static_cast<size_t>(peer)];

@@ -17,10 +17,16 @@
 //     post to completion, or the wire bytes of a compressed one over that time less its encoding.
 //     A completion is seen late when the application computes before its wait, never early, so the
 //     estimate is a decaying maximum of these rates (the fastest recent one, down 2% a message);
-//   - the codec: the encode time of this rank's compressed messages (bytes over seconds, a moving
-//     average), decode taken equal to encode (the same kernels' work in reverse;
+//   - the codec on the GPU: the encode time of this rank's compressed messages (bytes over
+//     seconds, a moving average), decode taken equal to encode (the same kernels' work in reverse;
 //     on the H200 bf16 from 256 MiB decodes at 1,030 GB/s against 888 encoding, codec-h200.json);
 //     seeded from the figures in model.cc;
+//   - the codec on the CPU: the chunked pipeline's rate as whole messages see it (application
+//     bytes over the time from post to completion, less the fixed cost; a decaying maximum, as
+//     the link's), since its chunks' encode times alone miss the cores that the receiver's
+//     decoding and the progress threads take from it; the chunks' encode rate until one is seen.
+//     A pipeline seen only on a slow link is a lower bound of its rate: one message in kExplore
+//     that the codec's rate alone keeps raw is sent compressed, so that a faster link finds it;
 //   - the ratio: the stream's (p2p::StreamRatios), else the element type's typical one.
 // Thread-safe; one per communicator (src/core: CommContext).
 #pragma once
@@ -41,6 +47,7 @@ struct Prediction {
   bool compress = false;
   double raw_seconds = 0;
   double compressed_seconds = 0;
+  bool codec_bound = false;  // raw only because of the codec's rate (the link alone would compress)
 };
 
 // What the model has seen and decided, for MPIZIP_STATS.
@@ -108,6 +115,7 @@ class Model {
   struct Codec {
     double rate = 0;  // encode, bytes/s
     double fixed = 0; // seconds a message
+    double pipeline = 0;  // the CPU's: application bytes/s of whole compressed messages; 0: none
   };
   Prediction predict_locked(int peer, format::DType t, Side side, uint64_t bytes,
                             double ratio) const;
@@ -118,6 +126,7 @@ class Model {
   std::vector<Link> links_;
   std::array<std::array<Codec, 8>, 2> codecs_;  // [side][type's value]
   std::vector<uint64_t> explore_;                 // per peer: decisions to compress (kExplore)
+  std::vector<uint64_t> retry_;                   // per peer: decisions the codec kept raw
   struct SizeClass {
     uint32_t tries[2] = {0, 0};  // calls measured raw [0] and compressed [1]
     double seconds[2] = {0, 0};  // their moving averages

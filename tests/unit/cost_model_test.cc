@@ -1,8 +1,9 @@
 // cost::Model (cost/model.h): the decision follows the link's rate, the ratio and the codec's
 // speed as the formula says; the transport's figure is not moved by observations; a measured link
-// is the decaying maximum of what its messages took; the codec's rate follows its encodings; a link
-// taken for slow is measured raw again now and then; the report counts what was decided; the
-// two-shot's calls are measured each way and take the faster.
+// is the decaying maximum of what its messages took; the codec's rate follows its encodings; the
+// CPU's pipeline rate is what its whole messages took, and a CPU codec taken for slow is tried
+// again now and then; a link taken for slow is measured raw again now and then; the report counts
+// what was decided; the two-shot's calls are measured each way and take the faster.
 #include "cost/model.h"
 
 #include <gtest/gtest.h>
@@ -71,6 +72,35 @@ TEST(CostModel, CodecRateFollowsItsEncodings) {
   EXPECT_NEAR(m.encode_rate(DType::kBf16, Side::kGpu), 100e9, 1e9);
   EXPECT_NE(before, m.encode_rate(DType::kBf16, Side::kGpu));
   EXPECT_DOUBLE_EQ(m.encode_rate(DType::kFp32, Side::kGpu), before);  // per type
+}
+
+// The CPU codec: its chunks' encode rate until a whole compressed message has been seen, then the
+// pipeline's rate as messages see it (a decaying maximum); where that rate alone keeps messages raw,
+// one in kExplore is sent compressed, and a faster pipeline it finds turns the decision.
+TEST(CostModel, CpuPipelineRateFromWholeMessagesRetriedWhereItKeepsRaw) {
+  Model m(2, 0.0);
+  m.set_link(1, 0.4e9);
+  const uint64_t b = 4 * kMiB;
+  const double bd = static_cast<double>(b);
+  const double cenc = m.encode_rate(DType::kBf16, Side::kCpu);
+  const Prediction seed = m.predict(1, DType::kBf16, Side::kCpu, b, 0.66);
+  EXPECT_NEAR(seed.compressed_seconds, 10e-6 + std::max(0.66 * bd / 0.4e9, bd / cenc), 1e-9);
+  // Whole messages at 0.3 GB/s (the receiver's decoding shares the cores): slower than raw.
+  for (int i = 0; i < 4; ++i)
+    m.observe(1, DType::kBf16, Side::kCpu, b, b * 2 / 3, true, bd / 2e9, 10e-6 + bd / 0.3e9);
+  const Prediction slow = m.predict(1, DType::kBf16, Side::kCpu, b, 0.66);
+  EXPECT_NEAR(slow.compressed_seconds, 10e-6 + bd / 0.3e9, 1e-6);
+  EXPECT_FALSE(slow.compress);
+  EXPECT_TRUE(slow.codec_bound);
+  // Kept raw by the codec alone: one decision in 32 compresses, to measure the pipeline again.
+  int compressed = 0;
+  for (int i = 0; i < 64; ++i) compressed += m.decide(1, DType::kBf16, Side::kCpu, b, 0.66).compress;
+  EXPECT_EQ(compressed, 2);
+  // That try finds the pipeline at 0.6 GB/s: compressing wins from then on.
+  m.observe(1, DType::kBf16, Side::kCpu, b, b * 2 / 3, true, bd / 2e9, 10e-6 + bd / 0.6e9);
+  EXPECT_TRUE(m.predict(1, DType::kBf16, Side::kCpu, b, 0.66).compress);
+  // The GPU's prediction is not the CPU's pipeline.
+  EXPECT_FALSE(m.predict(1, DType::kBf16, Side::kGpu, b, 1.0).codec_bound);
 }
 
 TEST(CostModel, MeasuredLinkExploresRawAndReportCounts) {
