@@ -1,6 +1,7 @@
 #include "cost/model.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace mpizip::cost {
 namespace {
@@ -20,9 +21,8 @@ constexpr double kDefaultLink = 25e9;
 constexpr double kDecay = 0.98;
 // The moving average of the codec's encode rate takes this much of each new measurement.
 constexpr double kCodecWeight = 0.25;
-// One decision in this many to a peer whose link is not the transport's figure goes raw, so that
-// a link taken for slow is measured again.
-constexpr uint64_t kExplore = 32;
+// Model::kExplore: one decision in this many to a peer whose link is not the transport's figure
+// goes raw, so that a link taken for slow is measured again.
 
 size_t slot(format::DType t) { return static_cast<size_t>(t) & 7; }
 
@@ -33,7 +33,8 @@ Model::Model(int nranks, double margin)
       default_link_(kDefaultLink),
       links_(static_cast<size_t>(std::max(nranks, 0))),
       explore_(links_.size(), 0),
-      retry_(links_.size(), 0) {
+      retry_(links_.size(), 0),
+      trial_(links_.size(), 0) {
   for (auto& per_type : codecs_[static_cast<size_t>(Side::kGpu)]) per_type = Codec{kGpuEncode, kGpuFixed};
   for (auto& per_type : codecs_[static_cast<size_t>(Side::kCpu)]) per_type = Codec{kCpuEncode, kCpuFixed};
 }
@@ -99,9 +100,15 @@ Prediction Model::decide(int peer, format::DType t, Side side, uint64_t bytes, d
   if (p.compress && known && !links_[static_cast<size_t>(peer)].fixed &&
       bytes >= kLearnBytes && ++explore_[static_cast<size_t>(peer)] % kExplore == 0) {
     p.compress = false;  // exploration: the link measured raw again
-  } else if (p.codec_bound && side == Side::kCpu && known && bytes >= kLearnBytes &&
-             ++retry_[static_cast<size_t>(peer)] % kExplore == 0) {
-    p.compress = true;  // exploration: the CPU pipeline measured again
+  } else if (p.codec_bound && side == Side::kCpu && known && bytes >= kLearnBytes) {
+    // Exploration: the CPU pipeline measured again, over a trial of messages in a row (one alone,
+    // among raw ones, would queue behind them on the link and measure that).
+    uint32_t& trial = trial_[static_cast<size_t>(peer)];
+    if (trial == 0 && ++retry_[static_cast<size_t>(peer)] % kExplore == 0) trial = kTrial;
+    if (trial > 0) {
+      --trial;
+      p.compress = true;
+    }
   }
   (p.compress ? report_.compressed : report_.raw) += 1;
   report_.predicted_seconds += p.compress ? p.compressed_seconds : p.raw_seconds;
@@ -109,7 +116,7 @@ Prediction Model::decide(int peer, format::DType t, Side side, uint64_t bytes, d
 }
 
 void Model::observe(int peer, format::DType t, Side side, uint64_t app, uint64_t wire,
-                    bool compressed, double codec_seconds, double seconds) {
+                    bool compressed, double codec_seconds, double seconds, double now) {
   std::lock_guard<std::mutex> lock(mutex_);
   report_.observed_seconds += seconds;
   if (compressed && codec_seconds > 0 && app >= kLearnBytes) {
@@ -118,9 +125,20 @@ void Model::observe(int peer, format::DType t, Side side, uint64_t app, uint64_t
     c.rate = c.rate * (1 - kCodecWeight) + rate * kCodecWeight;
   }
   if (compressed && side == Side::kCpu && app >= kLearnBytes) {
+    // The burst's bytes over the time it had messages in flight, each overlap counted once.
     Codec& c = codecs_[static_cast<size_t>(side)][slot(t)];
-    const double rate = static_cast<double>(app) / std::max(seconds - c.fixed, 1e-9);
-    c.pipeline = std::max(rate, c.pipeline * kDecay);
+    if (now < 0) now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    const double posted = now - seconds;
+    if (posted >= c.busy_until || c.burst_bytes == 0) {  // a new burst
+      c.before_burst = c.pipeline;
+      c.burst_bytes = 0;
+      c.burst_seconds = 0;
+    }
+    c.burst_bytes += static_cast<double>(app);
+    c.burst_seconds += std::max(0.0, now - std::max(posted, c.busy_until));
+    c.busy_until = std::max(c.busy_until, now);
+    const double rate = c.burst_bytes / std::max(c.burst_seconds - c.fixed, 1e-9);
+    c.pipeline = std::max(rate, c.before_burst * kDecay);
   }
   if (peer < 0 || static_cast<size_t>(peer) >= links_.size() || app < kLearnBytes) return;
   Link& l = links_[static_cast<size_t>(peer)];

@@ -21,12 +21,14 @@
 //     seconds, a moving average), decode taken equal to encode (the same kernels' work in reverse;
 //     on the H200 bf16 from 256 MiB decodes at 1,030 GB/s against 888 encoding, codec-h200.json);
 //     seeded from the figures in model.cc;
-//   - the codec on the CPU: the chunked pipeline's rate as whole messages see it (application
-//     bytes over the time from post to completion, less the fixed cost; a decaying maximum, as
-//     the link's), since its chunks' encode times alone miss the cores that the receiver's
-//     decoding and the progress threads take from it; the chunks' encode rate until one is seen.
-//     A pipeline seen only on a slow link is a lower bound of its rate: one message in kExplore
-//     that the codec's rate alone keeps raw is sent compressed, so that a faster link finds it;
+//   - the codec on the CPU: the chunked pipeline's rate as whole messages see it, since its chunks'
+//     encode times alone miss the cores that the receiver's decoding and the progress threads
+//     take: application bytes over the time the sender had compressed messages in flight (a burst
+//     of messages posted together counts its overlapping times once), a decaying maximum over
+//     bursts as the link's; the chunks' encode rate until one is seen. A pipeline seen only on a
+//     slow link is a lower bound of its rate: where this rate alone keeps messages raw, every
+//     kExplore-th such decision starts a trial of kTrial messages sent compressed, so that a
+//     faster link finds it;
 //   - the ratio: the stream's (p2p::StreamRatios), else the element type's typical one.
 // Thread-safe; one per communicator (src/core: CommContext).
 #pragma once
@@ -80,9 +82,10 @@ class Model {
   Prediction predict(int peer, format::DType t, Side side, uint64_t bytes, double ratio) const;
 
   // A message to `peer` completed: `app` bytes of the application's, `wire` bytes on the link,
-  // `codec_seconds` of encoding (0 for a raw one), `seconds` from its post to its completion.
+  // `codec_seconds` of encoding (0 for a raw one), `seconds` from its post to its completion;
+  // `now`: the completion's time in seconds of a steady clock (the clock's own where negative).
   void observe(int peer, format::DType t, Side side, uint64_t app, uint64_t wire, bool compressed,
-               double codec_seconds, double seconds);
+               double codec_seconds, double seconds, double now = -1);
 
   // The two-shot's collectives (coll/twoshot.h), whose time is the whole call's, its pieces'
   // encoding, links and fused decode-folds overlapping on every rank at once: measured per size
@@ -96,6 +99,8 @@ class Model {
   // What such a call took, from its start to its completion on this rank.
   void collective_observe(uint64_t bytes, bool compressed, double seconds);
   static constexpr uint32_t kTries = 2;
+  static constexpr uint32_t kTrial = 8;  // messages of a CPU pipeline's trial
+  static constexpr uint64_t kExplore = 32;
 
   // Whether the transport gave the link to `peer` its figure (set_link).
   bool knows_link(int peer) const;
@@ -116,6 +121,10 @@ class Model {
     double rate = 0;  // encode, bytes/s
     double fixed = 0; // seconds a message
     double pipeline = 0;  // the CPU's: application bytes/s of whole compressed messages; 0: none
+    // The CPU's current burst: compressed messages whose post-to-completion times overlap.
+    double busy_until = 0;      // the latest completion seen (steady clock, seconds)
+    double burst_bytes = 0, burst_seconds = 0;
+    double before_burst = 0;    // `pipeline` when the burst began
   };
   Prediction predict_locked(int peer, format::DType t, Side side, uint64_t bytes,
                             double ratio) const;
@@ -127,6 +136,7 @@ class Model {
   std::array<std::array<Codec, 8>, 2> codecs_;  // [side][type's value]
   std::vector<uint64_t> explore_;                 // per peer: decisions to compress (kExplore)
   std::vector<uint64_t> retry_;                   // per peer: decisions the codec kept raw
+  std::vector<uint32_t> trial_;                   // per peer: trial messages still to compress
   struct SizeClass {
     uint32_t tries[2] = {0, 0};  // calls measured raw [0] and compressed [1]
     double seconds[2] = {0, 0};  // their moving averages

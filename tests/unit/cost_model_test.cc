@@ -85,20 +85,41 @@ TEST(CostModel, CpuPipelineRateFromWholeMessagesRetriedWhereItKeepsRaw) {
   const double cenc = m.encode_rate(DType::kBf16, Side::kCpu);
   const Prediction seed = m.predict(1, DType::kBf16, Side::kCpu, b, 0.66);
   EXPECT_NEAR(seed.compressed_seconds, 10e-6 + std::max(0.66 * bd / 0.4e9, bd / cenc), 1e-9);
-  // Whole messages at 0.3 GB/s (the receiver's decoding shares the cores): slower than raw.
-  for (int i = 0; i < 4; ++i)
-    m.observe(1, DType::kBf16, Side::kCpu, b, b * 2 / 3, true, bd / 2e9, 10e-6 + bd / 0.3e9);
+  // Messages one after another, each at 0.3 GB/s (the receiver's decoding shares the cores):
+  // slower than raw.
+  const double one = 10e-6 + bd / 0.3e9;
+  double now = 100;
+  for (int i = 0; i < 4; ++i) {
+    now += one;
+    m.observe(1, DType::kBf16, Side::kCpu, b, b * 2 / 3, true, bd / 2e9, one, now);
+  }
   const Prediction slow = m.predict(1, DType::kBf16, Side::kCpu, b, 0.66);
-  EXPECT_NEAR(slow.compressed_seconds, 10e-6 + bd / 0.3e9, 1e-6);
+  EXPECT_NEAR(slow.compressed_seconds, one, 1e-6);
   EXPECT_FALSE(slow.compress);
   EXPECT_TRUE(slow.codec_bound);
-  // Kept raw by the codec alone: one decision in 32 compresses, to measure the pipeline again.
-  int compressed = 0;
-  for (int i = 0; i < 64; ++i) compressed += m.decide(1, DType::kBf16, Side::kCpu, b, 0.66).compress;
-  EXPECT_EQ(compressed, 2);
-  // That try finds the pipeline at 0.6 GB/s: compressing wins from then on.
-  m.observe(1, DType::kBf16, Side::kCpu, b, b * 2 / 3, true, bd / 2e9, 10e-6 + bd / 0.6e9);
+  // Four posted together, each completing after its predecessor (0.15 GB/s post to completion
+  // each, one after another): the burst's overlapping times count once, 0.6 GB/s, faster than raw.
+  now += 1;
+  const double posted = now, each = bd / 0.6e9;
+  for (int i = 1; i <= 4; ++i)
+    m.observe(1, DType::kBf16, Side::kCpu, b, b * 2 / 3, true, bd / 2e9, i * each + 10e-6, posted + i * each + 10e-6);
   EXPECT_TRUE(m.predict(1, DType::kBf16, Side::kCpu, b, 0.66).compress);
+  // A slow stretch later: the maximum decays 2% a burst, down to what the messages show.
+  for (int i = 0; i < 200; ++i) {
+    now += 10;
+    m.observe(1, DType::kBf16, Side::kCpu, b, b * 2 / 3, true, bd / 2e9, one, now);
+  }
+  EXPECT_FALSE(m.predict(1, DType::kBf16, Side::kCpu, b, 0.66).compress);
+  // Kept raw by the codec alone: every 32nd such decision starts a trial of 8 compressed messages
+  // in a row, to measure the pipeline again.
+  int compressed = 0, first = -1;
+  for (int i = 0; i < 64; ++i) {
+    const bool c = m.decide(1, DType::kBf16, Side::kCpu, b, 0.66).compress;
+    compressed += c;
+    if (c && first < 0) first = i;
+  }
+  EXPECT_EQ(compressed, static_cast<int>(Model::kTrial));
+  EXPECT_EQ(first, 31);
   // The GPU's prediction is not the CPU's pipeline.
   EXPECT_FALSE(m.predict(1, DType::kBf16, Side::kGpu, b, 1.0).codec_bound);
 }
