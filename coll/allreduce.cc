@@ -312,6 +312,11 @@ Status TwoShot::reserve_slots() {
     if (from) pl.ag_land = take(staged_ ? &L.staging : &L.work, cap_);
     if (from && staged_) pl.ag_dev = take(&L.work, cap_);
     if (staged_) pl.ag_stage = take(&L.staging, raw);
+    if (prefixes() && ag_flows(me_, q)) {
+      pl.scan_res = take(&L.work, raw);
+      if (to) pl.scan_out = take(&L.work, cap_);
+      if (staged_) pl.scan_stage = take(&L.staging, std::max(cap_, raw));
+    }
   }
   if (any_to) L.ag_out = take(&L.work, cap_);
   if (any_to && staged_) L.ag_stage_c = take(&L.staging, cap_);
@@ -321,7 +326,7 @@ Status TwoShot::reserve_slots() {
   Needs needs;
   needs.work_bytes = std::max<uint64_t>(L.work * slots_, kArenaAlign);
   needs.staging_bytes = L.staging * slots_;
-  needs.results = slots_ * (3 * nranks_ + 1);
+  needs.results = slots_ * kResultGroups * nranks_;
   needs.dtype = a_.dtype;
   needs.codec_elems = largest_ * static_cast<uint64_t>(nranks_ - 1);
   return backend_->reserve(needs);

@@ -129,7 +129,14 @@ struct AllreduceArgs {
   // contribution placed instead of folded: rank r's shard q, its block for rank q, goes to q,
   // compressed once, and lands in q's output block r; op is MAX, as for a broadcast; input and
   // output are distinct buffers in the same memory, and the caller makes shards the blocks).
-  enum class Shape : uint8_t { kAllreduce, kReduceScatter, kReduce, kBcast, kAllgather, kAlltoall };
+  // Or an inclusive (exclusive) prefix reduction, MPI_Scan (MPI_Exscan): the reduce-scatter
+  // phase, then each owner folds, for every rank q, the contributions of ranks 0..q (0..q-1) to its
+  // shard in rank order and sends rank q its own prefix (compressed for q where q takes it so),
+  // which lands in q's output; a prefix of one contribution is that contribution, copied. Rank 0's
+  // output of an exclusive prefix is left alone.
+  enum class Shape : uint8_t {
+    kAllreduce, kReduceScatter, kReduce, kBcast, kAllgather, kAlltoall, kScan, kExscan
+  };
   Shape shape = Shape::kAllreduce;
   int root = 0;  // kReduce, kBcast
   // Not kOk: this rank cannot take part (its caller's scratch memory was not there, say). It

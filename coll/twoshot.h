@@ -36,6 +36,11 @@ struct PeerLayout {
   uint64_t ag_land = kNone;   // work, or staging when staged: this peer's all-gather stream lands
   uint64_t ag_dev = kNone;    // work (staged): the landed stream, copied to the device
   uint64_t ag_stage = kNone;  // staging: this peer's raw all-gather piece lands
+  // Prefix reductions (AllreduceArgs::Shape::kScan, kExscan): this peer's own prefix of this rank's
+  // piece, raw and compressed, and its copy in pinned memory when staged.
+  uint64_t scan_res = kNone;    // work
+  uint64_t scan_out = kNone;    // work
+  uint64_t scan_stage = kNone;  // staging
 };
 
 struct SlotLayout {
@@ -47,9 +52,11 @@ struct SlotLayout {
   uint64_t staging = 0;
 };
 
-// The Result entries of one slot: per peer, the reduce-scatter compression, the reduce-scatter
-// decoding and the all-gather decoding, then the all-gather compression.
+// The Result entries of one slot, per peer: the reduce-scatter compression, the reduce-scatter
+// decoding, the all-gather decoding, and the all-gather compression (the first entry alone, but for
+// a prefix reduction, which compresses a piece of its own for each peer).
 enum ResultGroup { kRsEncode = 0, kRsDecode = 1, kAgDecode = 2, kAgEncode = 3 };
+inline constexpr int kResultGroups = 4;
 
 // Where a piece's batch of sends (reduce-scatter, or all-gather) stands: waiting for its
 // compression (all-gather: for the fold), for its copy to pinned memory, or posted.
@@ -88,6 +95,7 @@ class TwoShot : public platform::Operation {
     SendStep ag_step = SendStep::kPosted;
     uint64_t ag_bytes = 0;  // the compressed piece's size
     std::unique_ptr<Fence> ag_fence;
+    std::vector<uint64_t> ag_sizes;  // prefix reductions, per peer: stream bytes (staged sends)
     // All-gather, receiving side.
     int ag_pending = 0;
     int ag_decodes = 0;  // Result entries of kAgDecode used
@@ -129,6 +137,11 @@ class TwoShot : public platform::Operation {
   Status rs_receives(Piece& p);
   Status fold(Piece& p);
   Status ag_sends(Piece& p);
+  // A prefix reduction's fold and all-gather sends: a piece of its own for each peer.
+  Status fold_prefixes(Piece& p);
+  Status ag_sends_prefixes(Piece& p);
+  // Whether the piece's decoded reduce-scatter streams all decoded (else the piece is poisoned).
+  void check_rs_decodes(Piece& p);
   Status ag_receives(Piece& p);
   // Records which of the piece's messages have been posted (Piece::posted).
   void note_posted(Piece& p);
@@ -155,6 +168,9 @@ class TwoShot : public platform::Operation {
   // in an allreduce; in a broadcast the reduce-scatter comes from the root alone and the
   // all-gather goes to every rank but the root; an allgather has no reduce-scatter, a
   // reduce-scatter and an alltoall no all-gather (AllreduceArgs::shape).
+  bool prefixes() const {
+    return a_.shape == AllreduceArgs::Shape::kScan || a_.shape == AllreduceArgs::Shape::kExscan;
+  }
   bool rs_flows(int from, int to) const {
     using S = AllreduceArgs::Shape;
     switch (a_.shape) {
@@ -169,6 +185,7 @@ class TwoShot : public platform::Operation {
       case S::kReduceScatter: case S::kAlltoall: return false;
       case S::kReduce: return from != to && to == a_.root;
       case S::kBcast: return from != to && to != a_.root;
+      case S::kExscan: return from != to && to != 0;
       default: return from != to;
     }
   }
@@ -194,7 +211,7 @@ class TwoShot : public platform::Operation {
     return staged_ ? staging(p, off) : work(p, off);
   }
   Result* results(const Piece& p, ResultGroup g) const {
-    return backend_->results() + p.slot * (3 * nranks_ + 1) + g * nranks_;
+    return backend_->results() + p.slot * kResultGroups * nranks_ + g * nranks_;
   }
   // Element `elem` of the application's input and output.
   const uint8_t* in_at(uint64_t elem) const {

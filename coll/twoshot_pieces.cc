@@ -226,7 +226,8 @@ Status TwoShot::rs_receives(Piece& p) {
       p.inputs[q] = src;
     }
   }
-  if (njobs > 0 && p.rs_pending == 0 && ch_.policy.fuse) {
+  // (A prefix reduction folds each contribution into several prefixes: decoded once, here.)
+  if (njobs > 0 && p.rs_pending == 0 && ch_.policy.fuse && !prefixes()) {
     for (int i = 0; i < njobs; ++i) {
       p.inputs[peers[i]] = jobs[i].src;
       p.streams[peers[i]] = jobs[i].count;
@@ -249,6 +250,7 @@ Status TwoShot::fold(Piece& p) {
     p.ag_step = SendStep::kEncoding;
     return Status::kOk;
   }
+  if (prefixes()) return fold_prefixes(p);
   const Range mine = plan_.piece(me_, p.j);
   if (a_.shape == AllreduceArgs::Shape::kAlltoall) {
     // Each contribution alone into its place: rank q's piece of this rank's block goes to output
@@ -316,17 +318,12 @@ Status TwoShot::ag_sends(Piece& p) {
   const Range mine = plan_.piece(me_, p.j);
   const uint64_t bytes = mine.size() * eb_;
   bool done = false;
+  if (prefixes()) return ag_sends_prefixes(p);
   if (p.ag_step == SendStep::kEncoding) {
     MPIZIP_CHECK(ready(*p.fold_fence, &done));
     if (!done) return Status::kOk;
     p.fold_fence.reset();
-    const Result* dec = results(p, kRsDecode);
-    for (int i = 0; i < p.rs_decodes && !p.poisoned; ++i) {
-      if (dec[i].status != static_cast<int32_t>(Status::kOk) || dec[i].size != mine.size()) {
-        data_error("a compressed reduce-scatter piece did not decode", -1, p.j);
-        p.poisoned = true;
-      }
-    }
+    check_rs_decodes(p);
     const Result& enc = *results(p, kAgEncode);
     bool stage = false;
     for (int q = 0; q < nranks_; ++q) {
@@ -368,6 +365,112 @@ Status TwoShot::ag_sends(Piece& p) {
       if (!ag_flows(me_, q) || !compressed_to(q, mine.size())) continue;
       MPIZIP_CHECK(post_send(staging(p, layout_.ag_stage_c), p.ag_bytes, Memory::kHost, q, tag,
                              bytes, true, &p.ag_send[q]));
+    }
+    p.ag_step = SendStep::kPosted;
+  }
+  return Status::kOk;
+}
+
+void TwoShot::check_rs_decodes(Piece& p) {
+  const uint64_t n = plan_.piece(me_, p.j).size();
+  const Result* dec = results(p, kRsDecode);
+  for (int i = 0; i < p.rs_decodes && !p.poisoned; ++i) {
+    if (dec[i].status != static_cast<int32_t>(Status::kOk) || dec[i].size != n) {
+      data_error("a compressed reduce-scatter piece did not decode", -1, p.j);
+      p.poisoned = true;
+    }
+  }
+}
+
+// A prefix reduction's fold, once every contribution has landed (decoded): for each peer that
+// takes one, its prefix of this rank's piece into a buffer of the slot (compressed for it where it
+// takes it so; when staged, a raw one copied to pinned memory), then this rank's own prefix into
+// its output, last: in place, that output is this rank's contribution, which the peers' prefixes
+// read first (the backend's work runs in order).
+Status TwoShot::fold_prefixes(Piece& p) {
+  const Range mine = plan_.piece(me_, p.j);
+  const uint64_t n = mine.size(), bytes = n * eb_;
+  const bool exclusive = a_.shape == AllreduceArgs::Shape::kExscan;
+  // Rank q's prefix folds the contributions of ranks 0..k-1; a prefix of one is that contribution.
+  auto prefix = [&](int q, void* dst) -> Status {
+    const int k = exclusive ? q : q + 1;
+    if (k == 1) return backend_->copy(dst, p.inputs[0], bytes);
+    return backend_->reduce(a_.dtype, a_.op, p.inputs.data(), k, dst, n);
+  };
+  Result* enc = results(p, kAgEncode);
+  for (int q = 0; q < nranks_; ++q) {
+    if (!ag_flows(me_, q)) continue;
+    const PeerLayout& pl = layout_.peer[q];
+    uint8_t* res = work(p, pl.scan_res);
+    MPIZIP_CHECK(prefix(q, res));
+    if (compressed_to(q, n)) {
+      const Job job{res, n, work(p, pl.scan_out), cap_};
+      MPIZIP_CHECK(backend_->compress(a_.dtype, &job, 1, enc + q, ch_.policy.checksum));
+    } else if (staged_) {
+      MPIZIP_CHECK(backend_->copy(staging(p, pl.scan_stage), res, bytes));
+    }
+  }
+  if (!(exclusive && me_ == 0)) MPIZIP_CHECK(prefix(me_, out_at(mine.begin)));
+  MPIZIP_CHECK(backend_->fence(&p.fold_fence));
+  p.folded = true;
+  p.ag_step = SendStep::kEncoding;
+  return Status::kOk;
+}
+
+// A prefix reduction's all-gather sends: each peer's own prefix, once folded (and compressed, and,
+// when staged, copied to pinned memory); empty messages where a contribution failed.
+Status TwoShot::ag_sends_prefixes(Piece& p) {
+  const uint64_t tag = make_tag(seq_, Kind::kAllgather, p.j);
+  const uint64_t n = plan_.piece(me_, p.j).size(), bytes = n * eb_;
+  const Result* enc = results(p, kAgEncode);
+  bool done = false;
+  if (p.ag_step == SendStep::kEncoding) {
+    MPIZIP_CHECK(ready(*p.fold_fence, &done));
+    if (!done) return Status::kOk;
+    p.fold_fence.reset();
+    check_rs_decodes(p);
+    p.ag_sizes.assign(static_cast<size_t>(nranks_), 0);
+    bool stage = false;
+    for (int q = 0; q < nranks_; ++q) {
+      if (!ag_flows(me_, q)) continue;
+      const PeerLayout& pl = layout_.peer[q];
+      if (p.poisoned) {
+        MPIZIP_CHECK(post_empty(q, tag, &p.ag_send[q]));
+      } else if (compressed_to(q, n)) {
+        if (enc[q].status != static_cast<int32_t>(Status::kOk) || enc[q].size > cap_) {
+          data_error("compressing a prefix failed", -1, p.j);
+          MPIZIP_CHECK(post_empty(q, tag, &p.ag_send[q]));
+        } else if (staged_) {
+          MPIZIP_CHECK(backend_->copy(staging(p, pl.scan_stage), work(p, pl.scan_out), enc[q].size));
+          p.ag_sizes[q] = enc[q].size;
+          stage = true;
+        } else {
+          MPIZIP_CHECK(post_send(work(p, pl.scan_out), enc[q].size, space_, q, tag, bytes, true,
+                                 &p.ag_send[q]));
+        }
+      } else if (staged_) {
+        MPIZIP_CHECK(post_send(staging(p, pl.scan_stage), bytes, Memory::kHost, q, tag, bytes,
+                               false, &p.ag_send[q]));
+      } else {
+        MPIZIP_CHECK(
+            post_send(work(p, pl.scan_res), bytes, space_, q, tag, bytes, false, &p.ag_send[q]));
+      }
+    }
+    if (!stage) {
+      p.ag_step = SendStep::kPosted;
+      return Status::kOk;
+    }
+    MPIZIP_CHECK(backend_->fence(&p.ag_fence));
+    p.ag_step = SendStep::kStaging;
+  }
+  if (p.ag_step == SendStep::kStaging) {
+    MPIZIP_CHECK(ready(*p.ag_fence, &done));
+    if (!done) return Status::kOk;
+    p.ag_fence.reset();
+    for (int q = 0; q < nranks_; ++q) {
+      if (p.ag_sizes[q] == 0) continue;
+      MPIZIP_CHECK(post_send(staging(p, layout_.peer[q].scan_stage), p.ag_sizes[q], Memory::kHost,
+                             q, tag, bytes, true, &p.ag_send[q]));
     }
     p.ag_step = SendStep::kPosted;
   }

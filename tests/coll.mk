@@ -14,6 +14,11 @@ tests_coll_bcast_test_SOURCES = tests/coll/bcast_test.cc tests/coll/allreduce_ch
 tests_coll_bcast_test_LDADD = -ldl
 TESTS += tests/coll/bcast.sh
 EXTRA_DIST += tests/coll/bcast.sh
+check_PROGRAMS += tests/coll/scan_test
+tests_coll_scan_test_SOURCES = tests/coll/scan_test.cc tests/coll/allreduce_check.h
+tests_coll_scan_test_LDADD = -ldl
+TESTS += tests/coll/scan.sh
+EXTRA_DIST += tests/coll/scan.sh
 
 if HAVE_GTEST
 check_PROGRAMS += tests/unit/coll_plan_test tests/unit/reduce_cpu_test tests/unit/reduce_types_test

@@ -1208,24 +1208,85 @@ int routed_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype ty
   return reduce(sendbuf, recvbuf, count, type, op, root, comm);
 }
 
+namespace {
+
+// MPI_Scan and MPI_Exscan (`exclusive`) between nodes: the two-shot's prefix shape
+// (AllreduceArgs::Shape::kScan, kExscan), where the engine would take an allreduce of the same
+// call; blocking where `request` is null, else non-blocking (within one node too, where deferred).
+std::optional<int> scan_between_nodes(bool exclusive, const void* sendbuf, void* recvbuf, int count,
+                                      MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                      std::optional<Sink> request) {
+  if (comm == MPI_COMM_NULL || count <= 0) return std::nullopt;
+  const bool within_node = request && request->within_node();
+  auto r = route(count, type, op, comm, within_node);
+  if (!r || !(between_nodes(*r) || within_node)) return std::nullopt;
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  const auto shape = exclusive ? coll::AllreduceArgs::Shape::kExscan : coll::AllreduceArgs::Shape::kScan;
+  if (!request) return run_twoshot(*r, input, recvbuf, count, comm, shape, 0, exclusive ? "MPI_Exscan" : "MPI_Scan");
+  return start_nonblocking(*r, input, recvbuf, count, comm, shape, 0, 0, false, 0, 0,
+                           exclusive ? "MPI_Iexscan" : "MPI_Iscan", *request);
+}
+
+// The blocking forms: the intra-node engine, else the two-shot between nodes, else `library`
+// (the MPI library's call, device buffers staged).
+template <typename Library>
+int route_scan(bool exclusive, const Library& library, const void* sendbuf, void* recvbuf,
+               int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (small_passes_on(bytes_of_call(count, type), type, comm))
+    return library(sendbuf, recvbuf, count, type, op, comm);
+  if (auto a = reduction_args(exclusive ? Kind::kExscan : Kind::kScan, sendbuf, recvbuf, count,
+                              type, op)) {
+    if (auto rc = on_engine(comm, *a, exclusive ? "MPI_Exscan (intra-node)" : "MPI_Scan (intra-node)",
+                            a->type))
+      return *rc;
+  }
+  if (auto rc = scan_between_nodes(exclusive, sendbuf, recvbuf, count, type, op, comm, std::nullopt))
+    return *rc;
+  return library(sendbuf, recvbuf, count, type, op, comm);
+}
+
+// The non-blocking forms: the two-shot between nodes, or deferred within one node, else `library`.
+template <typename Library>
+int route_iscan(bool exclusive, const Library& library, const void* sendbuf, void* recvbuf,
+                int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (!small_passes_on(bytes_of_call(count, type), type, comm)) {
+    if (auto rc = scan_between_nodes(exclusive, sendbuf, recvbuf, count, type, op, comm, Sink(request)))
+      return *rc;
+    const auto r = count > 0 ? route(count, type, op, comm, true) : std::nullopt;
+    if (auto rc = defer_within_node(
+            comm, r.has_value(), {sendbuf, recvbuf},
+            [=](Sink sink) {
+              return scan_between_nodes(exclusive, sendbuf, recvbuf, count, type, op, comm, sink);
+            },
+            [=, &library](MPI_Comm on, std::unique_ptr<platform::Operation>* o) {
+              return library.operation_on(on, o, sendbuf, recvbuf, count, type, op, comm);
+            },
+            exclusive ? "MPI_Iexscan" : "MPI_Iscan", request))
+      return *rc;
+  }
+  return library(sendbuf, recvbuf, count, type, op, comm, request);
+}
+
+}  // namespace
+
 int routed_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm) {
-  if (small_passes_on(bytes_of_call(count, type), type, comm))
-    return scan(sendbuf, recvbuf, count, type, op, comm);
-  if (auto a = reduction_args(Kind::kScan, sendbuf, recvbuf, count, type, op)) {
-    if (auto rc = on_engine(comm, *a, "MPI_Scan (intra-node)", a->type)) return *rc;
-  }
-  return scan(sendbuf, recvbuf, count, type, op, comm);
+  return route_scan(false, scan, sendbuf, recvbuf, count, type, op, comm);
 }
 
 int routed_exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm) {
-  if (small_passes_on(bytes_of_call(count, type), type, comm))
-    return exscan(sendbuf, recvbuf, count, type, op, comm);
-  if (auto a = reduction_args(Kind::kExscan, sendbuf, recvbuf, count, type, op)) {
-    if (auto rc = on_engine(comm, *a, "MPI_Exscan (intra-node)", a->type)) return *rc;
-  }
-  return exscan(sendbuf, recvbuf, count, type, op, comm);
+  return route_scan(true, exscan, sendbuf, recvbuf, count, type, op, comm);
+}
+
+int routed_iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request) {
+  return route_iscan(false, iscan, sendbuf, recvbuf, count, type, op, comm, request);
+}
+
+int routed_iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm, MPI_Request* request) {
+  return route_iscan(true, iexscan, sendbuf, recvbuf, count, type, op, comm, request);
 }
 
 int routed_reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],

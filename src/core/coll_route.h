@@ -31,6 +31,10 @@ int routed_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
                 MPI_Comm comm);
 int routed_exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm);
+int routed_iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request);
+int routed_iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm, MPI_Request* request);
 int routed_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
 // MPI_Ireduce_scatter_block and MPI_Ireduce: between nodes, the two-shot's reduce-scatter (and
 // reduce) as MPIZip's operation (the flat form, pieces compressed), where the blocking forms would

@@ -230,9 +230,10 @@ inline std::vector<uint8_t> hierarchical_fold(const Type& t, Op op,
 // PROD within as many relative roundings, MIN and MAX equal (+0 and -0 alike). Elements with a NaN
 // input are not checked here (the fold comparison covers them).
 // `staged`: the fold rounds to the element type between stages too (the hierarchical
-// collectives), each rounding within u_out of the magnitudes summed.
+// collectives; `stage_roundings` of them), each rounding within u_out of the magnitudes summed.
 inline int tolerance_failures(const Type& t, Op op, const std::vector<std::vector<uint8_t>>& in,
-                              uint64_t count, const uint8_t* got, bool staged = false) {
+                              uint64_t count, const uint8_t* got, bool staged = false,
+                              int stage_roundings = 1) {
   // fp8: the fold comparison alone (a relative bound does not hold across its subnormals and its
   // overflow to NaN or infinity; tests/unit/reduce_cpu_test checks its rounding against the OCP
   // definition, every pair).
@@ -266,8 +267,8 @@ inline int tolerance_failures(const Type& t, Op op, const std::vector<std::vecto
     // Twice the accumulation bound: the double-precision reference rounds too (fp64 inputs).
     if (op == Op::kSum) bound = 2 * (p - 1) * u_acc * mag + u_out * std::fabs(ref);
     if (op == Op::kProd) bound = (2 * (p - 1) * u_acc * 1.01 + u_out) * std::fabs(ref);
-    if (staged && op == Op::kSum) bound += 1.01 * u_out * mag;
-    if (staged && op == Op::kProd) bound += 1.01 * p * u_out * std::fabs(ref);
+    if (staged && op == Op::kSum) bound += 1.01 * stage_roundings * u_out * mag;
+    if (staged && op == Op::kProd) bound += 1.01 * stage_roundings * p * u_out * std::fabs(ref);
     if (!(std::fabs(y - ref) <= bound)) {
       if (bad++ < 3) {
         std::fprintf(stderr,
