@@ -81,9 +81,11 @@ Prediction Model::predict_locked(int peer, format::DType t, Side side, uint64_t 
                              ? c.fixed + std::max(ratio * b / link_rate, b / c.rate) + b / c.rate
                              : c.fixed + std::max(ratio * b / link_rate, b / cpu_rate);
   p.compress = ratio < 1.0 && p.compressed_seconds * (1.0 + margin_) < p.raw_seconds;
-  // Raw only because of the codec's rate: the link alone would have it compressed.
-  p.codec_bound = !p.compress && ratio < 1.0 &&
-                  (c.fixed + ratio * b / link_rate) * (1.0 + margin_) < p.raw_seconds;
+  // The CPU: raw only because of the pipeline's rate, where the chunks' own encode rate (an upper
+  // bound of the pipeline's) would have it compressed: worth a trial now and then.
+  p.codec_bound = side == Side::kCpu && !p.compress && ratio < 1.0 &&
+                  (c.fixed + std::max(ratio * b / link_rate, b / c.rate)) * (1.0 + margin_) <
+                      p.raw_seconds;
   return p;
 }
 

@@ -26,9 +26,9 @@
 //     take: application bytes over the time the sender had compressed messages in flight (a burst
 //     of messages posted together counts its overlapping times once), a decaying maximum over
 //     bursts as the link's; the chunks' encode rate until one is seen. A pipeline seen only on a
-//     slow link is a lower bound of its rate: where this rate alone keeps messages raw, every
-//     kExplore-th such decision starts a trial of kTrial messages sent compressed, so that a
-//     faster link finds it;
+//     slow link is a lower bound of its rate: where this rate alone keeps messages raw (the
+//     chunks' encode rate, an upper bound of it, would compress them), every kExplore-th such
+//     decision starts a trial of kTrial messages sent compressed, so that a faster link finds it;
 //   - the ratio: the stream's (p2p::StreamRatios), else the element type's typical one.
 // Thread-safe; one per communicator (src/core: CommContext).
 #pragma once
@@ -49,7 +49,9 @@ struct Prediction {
   bool compress = false;
   double raw_seconds = 0;
   double compressed_seconds = 0;
-  bool codec_bound = false;  // raw only because of the codec's rate (the link alone would compress)
+  // The CPU codec: raw only because of its pipeline's rate, where its chunks' encode rate would
+  // have the message compressed.
+  bool codec_bound = false;
 };
 
 // What the model has seen and decided, for MPIZIP_STATS.

@@ -15,7 +15,10 @@
 // so exactly one of them copies the application's buffer, a receiver that is there pulls straight
 // from it (one copy for large messages), and a sender whose receiver is elsewhere (in an MPI call
 // MPIZip does not intercept) completes anyway: MPI moves the segments from inside any call. The
-// sender takes its slot back once the receiver pulled, or once MPI has sent every segment. Lock-free
+// slot is free again once the side that looks last has seen the other's final state: the sender,
+// once the receiver pulled; the receiver, once it has seen kMoved (MPI may complete a moved send
+// before the receiver reads the header that names the slot, so the sender cannot free it then).
+// A moved copy abandoned with its transport keeps its slot (kMoved) for good. Lock-free
 // 32- and 64-bit atomics work across processes that map the same memory.
 //
 // The segment also holds when a receiver last claimed or finished pulling one of its slots

@@ -59,9 +59,12 @@ struct FinMessage {
 class PmpiTransfer;
 
 // Senders' copies of IPC buffers their receivers had not claimed in time (node_flags.h), each kept
-// with the segments posted from it until MPI has sent them all; then its claim slot is free again.
-// An operation of its own, so that the copies outlive the transport when the communicator is freed
-// before the receivers took them (Transport::take_unsent).
+// with the segments posted from it until MPI has sent them all. The claim slot is the receiver's to
+// free, once it has seen it kMoved (MPI may finish an eager send long before the receiver reads the
+// header that names the slot: a slot freed then would leave that receiver waiting for a move that
+// it can no longer see, or would let the slot's next transfer be taken for this one). An operation
+// of its own, so that the copies outlive the transport when the communicator is freed before the
+// receivers took them (Transport::take_unsent).
 class MovedCopies final : public platform::Operation {
  public:
   struct Copy {
@@ -75,10 +78,7 @@ class MovedCopies final : public platform::Operation {
       MPIZIP_WARN("%zu moved IPC send(s) abandoned before their receivers took them",
                   copies_.size());
     }
-    for (Copy& c : copies_) {
-      c.segments->abandon();
-      c.flags->give_back(c.slot);
-    }
+    for (Copy& c : copies_) c.segments->abandon();
   }
   void add(Copy c) { copies_.push_back(std::move(c)); }
   bool empty() const { return copies_.empty(); }
@@ -88,7 +88,6 @@ class MovedCopies final : public platform::Operation {
       Copy& c = copies_[i];
       bool sent = false;
       if (c.segments->advance(&sent) != Status::kOk || sent) {
-        c.flags->give_back(c.slot);
         copies_[i] = std::move(copies_.back());
         copies_.pop_back();
       } else {
@@ -575,11 +574,13 @@ class RecvTransfer final : public PmpiTransfer {
   }
 
   // The sender claimed the slot first and sends the bytes to MPI from a copy of its own: once the
-  // slot says so, they are taken as segments. The slot is the sender's again from then on.
+  // slot says so, they are taken as segments, and the slot is free again (this side frees it: the
+  // sender may have finished long before, MovedCopies).
   Status take_moved() {
     if (flags_->state(header_.claim) != Claim::kMoved) return Status::kOk;  // still copying
     if (no_mpi_) return Status::kOk;  // posting the receives is the application's thread's
     awaiting_move_ = false;
+    flags_->give_back(header_.claim);
     flags_.reset();
     SegmentRoute route;
     MPIZIP_CHECK(transport_->segment_route(peer_, tag_, device_, &route));

@@ -120,6 +120,13 @@ TEST(CostModel, CpuPipelineRateFromWholeMessagesRetriedWhereItKeepsRaw) {
   }
   EXPECT_EQ(compressed, static_cast<int>(Model::kTrial));
   EXPECT_EQ(first, 31);
+  // Where the chunks' encode rate (the pipeline's upper bound) would keep messages raw too, no
+  // trial: 1.6 GB/s against the 0.8 GB/s seed.
+  Model fast(2, 0.0);
+  fast.set_link(1, 1.6e9);
+  int tried = 0;
+  for (int i = 0; i < 64; ++i) tried += fast.decide(1, DType::kBf16, Side::kCpu, b, 0.66).compress;
+  EXPECT_EQ(tried, 0);
   // The GPU's prediction is not the CPU's pipeline.
   EXPECT_FALSE(m.predict(1, DType::kBf16, Side::kGpu, b, 1.0).codec_bound);
 }
