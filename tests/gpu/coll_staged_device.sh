@@ -19,6 +19,25 @@ for run in "2" "3" "4" "3 MPIZIP_PROGRESS_THREAD=off" "2 MPIZIP_STATS=1"; do
   MPIZIP_TEST_ENV="$env" timeout 600 sh -c '. "$MPIZIP_SRCDIR/tests/mpi/lib.sh"; run_mpi mpizip "$@"' \
     run "$np" "$prog" || fail "$np ranks, ${env:-defaults}"
 done
+# Every float collective on MPIZip's two-shot engine at every size (MPIZIP_ALLREDUCE_MIN_BYTES=0,
+# MPIZIP_MIN_BYTES=0), the smallest calls included: every rank its own node over the emulated link
+# (pieces of a few bytes sent as CUDA IPC transfers whose senders move them aside when their
+# receivers are late), and within one node, where the non-blocking ones are deferred onto the same
+# engine (the statistics must count them there). 2 ranks every case, 3 ranks --exact; counts up to
+# 1000 (the small calls are the point).
+for run in "2 MPIZIP_TRANSPORT=emulated MPIZIP_FORCE_INTERNODE=1" "3 MPIZIP_TRANSPORT=emulated MPIZIP_FORCE_INTERNODE=1" "2" "3"; do
+  np=${run%% *}
+  extra=$(echo "$run" | cut -s -d' ' -f2-)
+  exact=
+  [ "$np" -gt 2 ] && exact=--exact
+  echo "== $np ranks: every float collective on the two-shot ${extra:-within one node} $exact"
+  out=$(MPIZIP_TEST_ENV="MPIZIP_ALLREDUCE_MIN_BYTES=0 MPIZIP_MIN_BYTES=0 MPIZIP_STATS=1 MPIZIP_LOG=info $extra" timeout 300 \
+    sh -c '. "$MPIZIP_SRCDIR/tests/mpi/lib.sh"; run_mpi mpizip "$@"' run "$np" "$prog" 1000 $exact 2>&1)
+  rc=$?
+  [ "$rc" = 0 ] || { echo "$out" | grep -v "stats" | tail -n 30; fail "$np ranks, two-shot at every size ${extra:-within one node}"; }
+  [ -n "$extra" ] || echo "$out" | grep -q "deferred collectives=[1-9][0-9]* mpizip=[1-9]" ||
+    fail "$np ranks within one node: no non-blocking collective deferred onto MPIZip's engine"
+done
 # Then 2 and 3 ranks with every plan of copies alone on the GPU runtime's copies
 # (MPIZIP_TMA_COPY_ENGINE_BYTES=0), counted by the statistics.
 for run in 2 3 4 "2 MPIZIP_TMA_COPY_ENGINE_BYTES=0" "3 MPIZIP_TMA_COPY_ENGINE_BYTES=0"; do
