@@ -2,10 +2,10 @@
 # The compressed collectives between nodes with device buffers: tests/gpu/coll_staged_device (every
 # collective of tests/mpi/coll_cases.h, blocking and non-blocking, bit-exact against the same calls
 # on host buffers) with every rank its own node (MPIZIP_FORCE_INTERNODE=1), the MPI library between
-# nodes (MPIZIP_TRANSPORT=pmpi: over the emulated transport these cases do not finish, a defect
-# docs/STATUS.md records),
-# so that the float MPI_Allreduce, MPI_Reduce, MPI_Reduce_scatter_block, MPI_Allgather and
-# MPI_Alltoall (and their non-blocking forms) of device buffers run on the two-shot's engine with
+# nodes (MPIZIP_TRANSPORT=pmpi, whose device pieces are staged through host memory: the emulated
+# transport's CUDA IPC pulls are coll_staged_device.sh's),
+# so that the float MPI_Allreduce, MPI_Reduce, MPI_Reduce_scatter_block, MPI_Allgather,
+# MPI_Alltoall, MPI_Scan and MPI_Exscan (and their non-blocking forms) of device buffers run on the two-shot's engine with
 # their pieces compressed by the GPU codec, and MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and
 # MPI_Scatterv as MPIZip point-to-point messages (src/core/coll_pairwise.h): the statistics must
 # show compressed fp32 or fp64 pieces, non-blocking collectives and pairwise collectives. 2 ranks every case, 3 ranks the cases whose results do not depend on
