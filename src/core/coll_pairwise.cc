@@ -29,10 +29,10 @@ enum PairwiseSetting { kPairwiseAuto = 0, kPairwiseOff = 1 };
 // whose ranks have agreed already (coll_deferred.h).
 enum class Mode { kBlocking, kNonblocking, kAgreed };
 
-// The tags of the four collectives on the duplicate, which carries nothing else: MPI orders the
+// The tags of the five collectives on the duplicate, which carries nothing else: MPI orders the
 // messages of one tag between two ranks, and a communicator's collectives run in the same order on
 // every rank, so the blocks of one call never meet another call's receives.
-enum Tag { kAlltoallv = 1, kAlltoallw = 2, kGatherv = 3, kScatterv = 4 };
+enum Tag { kAlltoallv = 1, kAlltoallw = 2, kGatherv = 3, kScatterv = 4, kAllgatherv = 5 };
 
 // Whether every rank of `comm` says yes: one small allreduce; no where it fails.
 bool every_rank_says(bool mine, MPI_Comm comm) {
@@ -356,6 +356,48 @@ bool worth_messages(MPI_Comm comm, int count, MPI_Datatype type) {
          comm_settings(s).allreduce_min_bytes;
 }
 
+// MPI_Allgatherv: every rank's block to every other rank, where the blocks are of a protocol element
+// type and together at least MPIZIP_ALLREDUCE_MIN_BYTES (every rank knows every count: it decides
+// alike); in place, this rank's block is where its output has it, and sent from there.
+bool allgatherv_worth(MPI_Comm comm, const int recvcounts[], const int displs[],
+                      MPI_Datatype recvtype) {
+  int me = 0;
+  const int P = comm_rank_size(comm, &me);
+  MPI_Aint rext = 0;
+  if (P < 1 || recvcounts == nullptr || displs == nullptr || !extent_of(recvtype, &rext))
+    return false;
+  int64_t total = 0;
+  for (int q = 0; q < P; ++q) {
+    const int64_t b = bytes_of(recvcounts[q], recvtype);
+    if (b < 0) return false;
+    total += b;
+  }
+  CommState* cs = comm_state_find(comm);
+  return cs != nullptr && protocol_type_of(cs, comm, recvtype) && total > 0 &&
+         static_cast<uint64_t>(total) >= comm_settings(cs).allreduce_min_bytes;
+}
+
+Posted post_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                       MPI_Comm comm, Mode mode, CommState** s) {
+  if (!allgatherv_worth(comm, recvcounts, displs, recvtype)) return std::nullopt;
+  int me = 0;
+  const int P = comm_rank_size(comm, &me);
+  MPI_Aint rext = 0;
+  extent_of(recvtype, &rext);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const MPI_Comm sub = pairwise_comm(comm, s, mode, {in_place ? nullptr : sendbuf, recvbuf});
+  if (sub == MPI_COMM_NULL) return std::nullopt;
+  const void* mine = in_place ? at(recvbuf, displs[me] * rext) : sendbuf;
+  const int count = in_place ? recvcounts[me] : sendcount;
+  const MPI_Datatype type = in_place ? recvtype : sendtype;
+  return exchange(
+      sub, kAllgatherv, P, me,
+      mine, [&](int q) { return Block{0, q == me && in_place ? 0 : count, type}; },
+      recvbuf,
+      [&](int q) { return Block{displs[q] * rext, q == me && in_place ? 0 : recvcounts[q], recvtype}; });
+}
+
 Posted post_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Mode blocking,
                    CommState** s) {
@@ -586,6 +628,35 @@ std::optional<int> pairwise_scatter(const void* sendbuf, int sendcount, MPI_Data
                                      comm);
       },
       "MPI_Scatter", "MPI_Iscatter");
+}
+
+std::optional<int> pairwise_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void* recvbuf, const int recvcounts[], const int displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm,
+                                       MPI_Request* request) {
+  const bool deferrable =
+      request != nullptr && allgatherv_worth(comm, recvcounts, displs, recvtype);
+  return route_call(
+      comm, request, deferrable, {sendbuf, recvbuf}, sendtype, recvtype,
+      [=](Mode mode, MPI_Datatype st, MPI_Datatype rt, CommState** s) {
+        return post_allgatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt, comm, mode,
+                               s);
+      },
+      [=](MPI_Comm on, std::unique_ptr<platform::Operation>* op, MPI_Datatype st, MPI_Datatype rt) {
+        return iallgatherv.operation_on(on, op, sendbuf, sendcount, st, recvbuf, recvcounts, displs,
+                                        rt, comm);
+      },
+      "MPI_Allgatherv", "MPI_Iallgatherv");
+}
+
+int routed_iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Request* request) {
+  if (auto rc = pairwise_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                    recvtype, comm, request))
+    return *rc;
+  return iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                     request);
 }
 
 int routed_igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

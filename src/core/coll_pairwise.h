@@ -1,5 +1,6 @@
 // The v-collectives whose counts no rank knows all of (MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv,
-// MPI_Scatterv, and their non-blocking forms) as MPIZip point-to-point messages, one a block (the direct pairwise algorithm of
+// MPI_Scatterv, and their non-blocking forms; and large float MPI_Allgatherv, MPI_Gather,
+// MPI_Scatter) as MPIZip point-to-point messages, one a block (the direct pairwise algorithm of
 // Open MPI's basic components): each block travels on a private duplicate of the communicator that
 // runs MPIZip's protocol, so that float blocks between nodes travel compressed (split-send), device
 // blocks of one node move over CUDA IPC (one copy, no host staging), and a rank needs only its own
@@ -66,8 +67,18 @@ std::optional<int> pairwise_scatter(const void* sendbuf, int sendcount, MPI_Data
                                     void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                                     MPI_Comm comm, MPI_Request* request);
 
+// MPI_Allgatherv (and MPI_Iallgatherv) the same way, every rank's block to every other rank, where
+// the blocks are of a protocol element type and together at least MPIZIP_ALLREDUCE_MIN_BYTES (every
+// rank knows every count). MPI_Allgatherv within one node tries MPIZip's intra-node engine first.
+std::optional<int> pairwise_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void* recvbuf, const int recvcounts[], const int displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+
 // The entry points, blocking and not: the pairwise route where it is taken, else the MPI
 // library's call (device buffers staged).
+int routed_iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Request* request);
 int routed_igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                    MPI_Request* request);

@@ -1524,6 +1524,9 @@ int routed_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
       if (auto rc = on_engine(comm, a, "MPI_Allgatherv (intra-node)", std::nullopt)) return *rc;
     }
   }
+  if (auto rc = pairwise_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                    recvtype, comm, nullptr))
+    return *rc;
   return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 

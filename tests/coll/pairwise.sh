@@ -1,5 +1,6 @@
 #!/bin/sh
-# MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and MPI_Scatterv on host buffers (tests/coll/pairwise_test.cc)
+# MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv, MPI_Scatterv and MPI_Allgatherv on host buffers
+# (tests/coll/pairwise_test.cc)
 # with MPIZip's protocol on, on 2, 3 and 4 ranks: every rank its own node (MPIZIP_FORCE_INTERNODE=1),
 # blocking and non-blocking, as MPIZip point-to-point messages, and MPI_Gather and MPI_Scatter of
 # float types the same way from MPIZIP_ALLREDUCE_MIN_BYTES (0 here: the statistics must count every
@@ -21,7 +22,7 @@ for np in 2 3 4; do
     >"$out" 2>&1 || { tail -n 30 "$out"; fail "$np ranks, protocol on (a hang times out)"; }
   # Every call, blocking and non-blocking, as messages: rank 0's pairwise count equals its calls.
   calls=$(grep "^\[mpizip 0\] stats: comm 0 " "$out" |
-    grep -oiE "MPI_I?(alltoallv|alltoallw|gatherv|scatterv|gather|scatter) calls=[0-9]+" | cut -d= -f2 |
+    grep -oiE "MPI_I?(alltoallv|alltoallw|gatherv|scatterv|allgatherv|gather|scatter) calls=[0-9]+" | cut -d= -f2 |
     awk '{ s += $1 } END { print s + 0 }')
   pairwise=$(grep "^\[mpizip 0\] stats: comm 0 " "$out" | grep -oE "pairwise collectives=[0-9]+" | cut -d= -f2)
   [ "${calls:-0}" -gt 0 ] && [ "${pairwise:-0}" = "$calls" ] ||
@@ -39,7 +40,7 @@ for np in 2 3 4; do
     sh -c ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip $np '$prog' --quick" \
     >"$out" 2>&1 || { tail -n 30 "$out"; fail "$np ranks, one node, host compression"; }
   calls=$(grep "^\[mpizip 0\] stats: comm 0 " "$out" |
-    grep -oiE "MPI_(alltoallv|alltoallw|gatherv|scatterv|gather|scatter) calls=[0-9]+" | cut -d= -f2 |
+    grep -oiE "MPI_(alltoallv|alltoallw|gatherv|scatterv|allgatherv|gather|scatter) calls=[0-9]+" | cut -d= -f2 |
     awk '{ s += $1 } END { print s + 0 }')
   pairwise=$(grep "^\[mpizip 0\] stats: comm 0 " "$out" | grep -oE "pairwise collectives=[0-9]+" | cut -d= -f2)
   # Every blocking call as messages, and the non-blocking ones deferred (src/core/coll_deferred.h)

@@ -1,5 +1,5 @@
-// MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv and MPI_Scatterv, and MPI_Gather and MPI_Scatter of
-// every size, blocking and non-blocking (each
+// MPI_Alltoallv, MPI_Alltoallw, MPI_Gatherv, MPI_Scatterv and MPI_Allgatherv, and MPI_Gather and
+// MPI_Scatter of every size, blocking and non-blocking (each
 // non-blocking call overlapped with a ring of point-to-point messages), under MPIZip on host buffers, driven
 // by tests/coll/pairwise.sh: for every type (MPI_FLOAT, MPI_DOUBLE, and MPIZIP_BF16 and MPIZIP_FP16
 // when MPIZip is loaded) and size (a few elements to blocks of 300,000), with uneven counts (zero
@@ -160,6 +160,34 @@ void gatherv(const Type& t, int base, int root, bool in_place, uint64_t seed, bo
   while (at < want.size() && want[at] == out[at]) ++at;
   CHECK(at == want.size(), "MPI_%sGatherv %s base %d root %d%s: byte %zu of %zu differs",
         nb ? "I" : "", t.name, base, root, in_place ? " in place" : "", at, want.size());
+}
+
+// MPI_Allgatherv: every rank's block (uneven counts, zero for some ranks) to every rank, blocks in
+// reverse order with gaps; in place, each rank's block where its output has it.
+void allgatherv(const Type& t, int base, bool in_place, uint64_t seed, bool nb) {
+  const int P = nranks;
+  std::vector<int> rc(P), rd;
+  for (int q = 0; q < P; ++q) rc[q] = count_of(q, (q + 1) % P, base);
+  const int span = layout(rc, &rd);
+  const int mine = rc[rank];
+  std::vector<uint8_t> in(mine * t.bytes + kGuard, kFill), out(span * t.bytes + kGuard, kFill);
+  for (int i = 0; i < mine; ++i) element(t, rank, -1, i, seed, &in[i * t.bytes]);
+  if (in_place) std::memcpy(&out[rd[rank] * t.bytes], in.data(), mine * t.bytes);
+  MPI_Request req = MPI_REQUEST_NULL;
+  const void* send = in_place ? MPI_IN_PLACE : in.data();
+  const int err = complete(
+      nb ? MPI_Iallgatherv(send, mine, t.mpi, out.data(), rc.data(), rd.data(), t.mpi, MPI_COMM_WORLD, &req)
+         : MPI_Allgatherv(send, mine, t.mpi, out.data(), rc.data(), rd.data(), t.mpi, MPI_COMM_WORLD),
+      nb ? &req : nullptr, seed);
+  CHECK(err == MPI_SUCCESS, "MPI_Allgatherv %s base %d: rc %d", t.name, base, err);
+  CHECK(guard_ok(in, mine * t.bytes), "MPI_Allgatherv %s: the send buffer's guard changed", t.name);
+  std::vector<uint8_t> want(out.size(), kFill);
+  for (int q = 0; q < P; ++q)
+    for (int i = 0; i < rc[q]; ++i) element(t, q, -1, i, seed, &want[(rd[q] + i) * t.bytes]);
+  size_t at = 0;
+  while (at < want.size() && want[at] == out[at]) ++at;
+  CHECK(at == want.size(), "MPI_%sAllgatherv %s base %d%s: byte %zu of %zu differs",
+        nb ? "I" : "", t.name, base, in_place ? " in place" : "", at, want.size());
 }
 
 void scatterv(const Type& t, int base, int root, bool in_place, uint64_t seed, bool nb) {
@@ -343,6 +371,7 @@ int main(int argc, char** argv) {
       for (bool nb : {false, true}) {
         alltoallv(t, base, seed++, false, nb);
         alltoallv(t, base, seed++, true, nb);
+        for (bool in_place : {false, true}) allgatherv(t, base, in_place, seed++, nb);
         for (int root = 0; root < nranks; ++root) {
           if (base > 1000 && root != 0 && root != nranks - 1) continue;  // every root when small
           for (bool in_place : {false, true}) {
