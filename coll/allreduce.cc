@@ -103,14 +103,16 @@ Status TwoShot::start() {
     failed_ = true;
     failure_ = s;
   }
-  hello_out_[me_] = make_hello(a_.dtype, a_.op, a_.count, plan_.piece_elems(), seq_, 0, 0);
+  const auto shape = static_cast<uint8_t>(a_.shape);
+  const uint64_t root = static_cast<uint64_t>(a_.root);
+  hello_out_[me_] = make_hello(a_.dtype, a_.op, a_.count, plan_.piece_elems(), seq_, 0, 0, shape, root);
   const uint64_t tag = make_tag(seq_, Kind::kHello, 0);
   std::lock_guard<std::mutex> lock(ch_.resources->transport_mutex());
   for (int q = 0; q < nranks_; ++q) {
     if (q == me_) continue;
     const uint8_t flags = failed_ ? kHelloFailed : compress_to_[q] ? kHelloCompress : 0;
     hello_out_[q] = make_hello(a_.dtype, a_.op, a_.count, plan_.piece_elems(), seq_, flags,
-                               ch_.policy.min_compress_bytes);
+                               ch_.policy.min_compress_bytes, shape, root);
     s = post_recv(&hello_in_[q], kHelloBytes, Memory::kHost, q, tag, &hello_recv_[q]);
     if (ok(s))
       s = ch_.transport->isend(&hello_out_[q], kHelloBytes, Memory::kHost, q, tag, &hello_send_[q]);
@@ -258,6 +260,9 @@ Status TwoShot::advance_hello() {
         break;
       case Disagreement::kOp:
         hello_error_ = Status::mpi(MPI_ERR_OP);
+        break;
+      case Disagreement::kRoot:
+        hello_error_ = Status::mpi(MPI_ERR_ROOT);
         break;
       case Disagreement::kCount:
         hello_error_ = Status::mpi(MPI_ERR_COUNT);

@@ -9,7 +9,7 @@ namespace mpizip::coll {
 namespace {
 
 constexpr uint32_t kHelloMagic = 0x52415A4Du;  // "MZAR"
-constexpr uint8_t kHelloVersion = 1;
+constexpr uint8_t kHelloVersion = 2;
 
 uint64_t hash_hello(const Hello& h) {
   static_assert(offsetof(Hello, check) == 7 * 8, "hash covers every field before check");
@@ -19,7 +19,8 @@ uint64_t hash_hello(const Hello& h) {
 }  // namespace
 
 Hello make_hello(format::DType dtype, kernels::reduce::Op op, uint64_t count, uint64_t piece_elems,
-                 uint64_t seq, uint8_t flags, uint64_t min_compress_bytes) {
+                 uint64_t seq, uint8_t flags, uint64_t min_compress_bytes, uint8_t shape,
+                 uint64_t root) {
   Hello h;
   std::memset(&h, 0, sizeof h);
   h.magic = kHelloMagic;
@@ -27,6 +28,8 @@ Hello make_hello(format::DType dtype, kernels::reduce::Op op, uint64_t count, ui
   h.dtype = dtype;
   h.op = op;
   h.flags = flags;
+  h.shape = shape;
+  h.root = root;
   h.count = count;
   h.piece_elems = piece_elems;
   h.min_compress_bytes = min_compress_bytes;
@@ -44,6 +47,8 @@ bool parse_hello(const void* msg, uint64_t bytes, Hello* out) {
 
 Disagreement compare_hello(const Hello& mine, const Hello& theirs) {
   if (theirs.flags & kHelloFailed) return Disagreement::kFailed;
+  if (theirs.shape != mine.shape) return Disagreement::kCollective;
+  if (theirs.root != mine.root) return Disagreement::kRoot;
   if (theirs.dtype != mine.dtype) return Disagreement::kType;
   if (theirs.op != mine.op) return Disagreement::kOp;
   if (theirs.count != mine.count) return Disagreement::kCount;
@@ -60,6 +65,10 @@ const char* disagreement_string(Disagreement d) {
       return "a malformed header";
     case Disagreement::kFailed:
       return "a rank cannot take part";
+    case Disagreement::kCollective:
+      return "the ranks called different collectives";
+    case Disagreement::kRoot:
+      return "the root differs";
     case Disagreement::kType:
       return "the datatype differs";
     case Disagreement::kOp:

@@ -35,19 +35,21 @@ struct Hello {
   format::DType dtype;
   kernels::reduce::Op op;
   uint8_t flags;
-  uint8_t reserved[8];
+  uint8_t shape;  // the collective the engine runs (AllreduceArgs::Shape)
+  uint8_t reserved[7];
   uint64_t count;  // elements
   uint64_t piece_elems;
   uint64_t min_compress_bytes;  // the sender's threshold for its compressed pieces
   uint64_t seq;                 // the collective's sequence number on the communicator
-  uint64_t reserved2;
+  uint64_t root;                // a reduce's or a broadcast's root (0 for the others)
   uint64_t check;  // hash of the fields above
 };
 static_assert(sizeof(Hello) == kHelloBytes, "hello is 64 bytes");
 
-// `flags`: HelloFlags.
+// `flags`: HelloFlags; `shape` and `root`: the collective (AllreduceArgs::shape and root).
 Hello make_hello(format::DType dtype, kernels::reduce::Op op, uint64_t count, uint64_t piece_elems,
-                 uint64_t seq, uint8_t flags, uint64_t min_compress_bytes);
+                 uint64_t seq, uint8_t flags, uint64_t min_compress_bytes, uint8_t shape = 0,
+                 uint64_t root = 0);
 
 // Validates a received hello of `bytes` bytes (size, magic, version, check). False for anything
 // else.
@@ -55,7 +57,9 @@ bool parse_hello(const void* msg, uint64_t bytes, Hello* out);
 
 // How a peer's hello disagrees with this rank's own (or says the peer failed), in the order of
 // precedence used to report it.
-enum class Disagreement { kNone, kMalformed, kFailed, kType, kOp, kCount, kPieceSize, kSequence };
+enum class Disagreement {
+  kNone, kMalformed, kFailed, kCollective, kRoot, kType, kOp, kCount, kPieceSize, kSequence
+};
 Disagreement compare_hello(const Hello& mine, const Hello& theirs);
 const char* disagreement_string(Disagreement d);
 

@@ -148,6 +148,11 @@ TEST(CollWire, DisagreementsInOrderOfPrecedence) {
   EXPECT_EQ(
       compare_hello(mine, make_hello(format::DType::kFp64, Op::kSum, 100, 8, 5, kHelloFailed, 0)),
       Disagreement::kFailed);
+  // Another collective (a scan against an allreduce), or another root: before the arguments.
+  EXPECT_EQ(compare_hello(mine, make_hello(format::DType::kFp64, Op::kMax, 99, 8, 5, 0, 0, 6, 0)),
+            Disagreement::kCollective);
+  EXPECT_EQ(compare_hello(mine, make_hello(format::DType::kFp64, Op::kSum, 100, 8, 5, 0, 0, 0, 1)),
+            Disagreement::kRoot);
   EXPECT_EQ(compare_hello(mine, make_hello(format::DType::kFp64, Op::kMax, 99, 8, 5, 0, 0)),
             Disagreement::kType);
   EXPECT_EQ(compare_hello(mine, make_hello(format::DType::kFp32, Op::kMax, 99, 8, 5, 0, 0)),
