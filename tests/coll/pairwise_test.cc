@@ -371,7 +371,9 @@ int main(int argc, char** argv) {
       for (bool nb : {false, true}) {
         alltoallv(t, base, seed++, false, nb);
         alltoallv(t, base, seed++, true, nb);
-        for (bool in_place : {false, true}) allgatherv(t, base, in_place, seed++, nb);
+        // (Every block to every rank: the largest base would move P times a gatherv's bytes.)
+        if (base <= 65536)
+          for (bool in_place : {false, true}) allgatherv(t, base, in_place, seed++, nb);
         for (int root = 0; root < nranks; ++root) {
           if (base > 1000 && root != 0 && root != nranks - 1) continue;  // every root when small
           for (bool in_place : {false, true}) {
