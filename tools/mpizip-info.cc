@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config.h"
+#include "cost/model.h"
 #include "src/core/mpi_beneath.h"
 #include "src/core/settings.h"
 #include "src/platform/device.h"
@@ -128,6 +129,44 @@ void print_progress() {
   }
 }
 
+// What the cost model decides before it has measured anything (cost/model.h): its seeds, and from
+// which size a message of each type at its typical ratio is compressed on links users run on.
+void print_cost_model() {
+  using mpizip::cost::Model;
+  using mpizip::cost::Side;
+  using mpizip::format::DType;
+  const mpizip::core::Settings& s = mpizip::core::settings();
+  std::printf("\nWhen to compress (docs/DESIGN.md, \"When a point-to-point message is compressed\")\n");
+  Model seed(2);
+  std::printf("  seeds        GPU codec %.0f GB/s, CPU codec %.1f GB/s (replaced by each rank's "
+              "measurements); a peer's link %.0f GB/s until measured or given by the transport; "
+              "compressed where predicted %.0f%% faster\n",
+              seed.encode_rate(DType::kBf16, Side::kGpu) / 1e9,
+              seed.encode_rate(DType::kBf16, Side::kCpu) / 1e9, seed.link(1) / 1e9,
+              Model::kMargin * 100);
+  const uint64_t floor = std::max<uint64_t>(s.gpu_min_bytes, 1);
+  for (DType t : {DType::kBf16, DType::kFp32}) {
+    std::string line;
+    for (double gbps : {12.5, 25.0, 47.0, 100.0, 200.0, 400.0}) {
+      Model m(2);
+      m.set_link(1, gbps * 1e9);
+      uint64_t from = 0;
+      for (uint64_t b = floor; b <= (uint64_t{1} << 30) && from == 0; b *= 2)
+        if (m.predict(1, t, Side::kGpu, b, Model::typical_ratio(t)).compress) from = b;
+      char cell[64];
+      if (from == 0)
+        std::snprintf(cell, sizeof cell, "%snever at %g", line.empty() ? "" : ", ", gbps);
+      else
+        std::snprintf(cell, sizeof cell, "%sfrom %llu KiB at %g", line.empty() ? "" : ", ",
+                      static_cast<unsigned long long>(from >> 10), gbps);
+      line += cell;
+    }
+    std::printf("  device %-5s ratio %.2f: %s GB/s (MPIZIP_COMPRESS=%s)\n",
+                t == DType::kBf16 ? "bf16" : "fp32", Model::typical_ratio(t), line.c_str(),
+                s.compress == 1 ? "always: every one" : s.compress == 2 ? "never: none" : "auto");
+  }
+}
+
 void print_settings() {
   std::printf("\nSettings (environment variables)\n");
   for (const auto& s : mpizip::core::describe_settings()) {
@@ -169,6 +208,7 @@ int main(int argc, char** argv) {
   print_machine();
   print_memory();
   print_progress();
+  print_cost_model();
   print_settings();
   return 0;
 }

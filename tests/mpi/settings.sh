@@ -20,6 +20,11 @@ echo "$out"
 n=$(echo "$out" | grep -c "warn: MPIZIP_TMA_CHUNK_BYTES=1000 is out of range (1K..64K, a multiple of 16); using 1024$")
 [ "$n" = 2 ] || fail "expected one MPIZIP_TMA_CHUNK_BYTES warning per rank, saw $n"
 echo "$out" | grep -q "smoke: ok" || fail "program did not complete"
+# mpizip-info shows where the cost model compresses before it has measured anything: bf16 at its
+# typical ratio from 4 MiB at 47 GB/s, never at 400 (docs/DESIGN.md), and the setting that forces it.
+info=$(MPIZIP_COMPRESS=never "$MPIZIP_BUILDDIR/tools/mpizip-info" 2>&1)
+echo "$info" | grep "device bf16" | grep -q "from 4096 KiB at 47, .*never at 400 GB/s (MPIZIP_COMPRESS=never" ||
+  fail "mpizip-info's cost model line: $(echo "$info" | grep 'device bf16')"
 info=$(MPIZIP_TMA_CHUNK_BYTES=1000 "$MPIZIP_BUILDDIR/tools/mpizip-info" 2>&1)
 echo "$info" | grep -Eq "MPIZIP_TMA_CHUNK_BYTES += 1024 " ||
   fail "MPIZIP_TMA_CHUNK_BYTES=1000 should be used as 1024: $(echo "$info" | grep TMA_CHUNK)"
