@@ -7,7 +7,8 @@
 # pieces); then one node, where the non-blocking calls are deferred onto the same engine (the
 # statistics must count them on MPIZip's way; the blocking ones are the MPI library's there without
 # a GPU, checked within tolerance); then with MPIZIP_ALLREDUCE=off (the MPI library's)
-# and plain MPI, within tolerance. MPIZip's runs must give the rank-order fold bit for bit.
+# and plain MPI, within tolerance; then 4 ranks as 2 pretend nodes of 2. MPIZip's runs must give
+# the rank-order fold bit for bit.
 . "$(dirname "$0")/../mpi/lib.sh"
 prog="$MPIZIP_BUILDDIR/tests/coll/scan_test"
 base="MPIZIP_HOST_COMPRESS=1 MPIZIP_MIN_BYTES=0 MPIZIP_ALLREDUCE_MIN_BYTES=0"
@@ -30,4 +31,7 @@ for np in 2 3 4; do
   MPIZIP_TEST_ENV="$base MPIZIP_FORCE_INTERNODE=1 MPIZIP_ALLREDUCE=off" run_mpi mpizip "$np" "$prog" --library ||
     fail "the MPI library's scans, $np ranks"
 done
+# 4 ranks as 2 pretend nodes of 2: the flat prefix shape across both, compressed between them.
+MPIZIP_TEST_ENV="$base MPIZIP_PRETEND_NODE_RANKS=2" run_mpi mpizip 4 "$prog" ||
+  fail "4 ranks as 2 pretend nodes of 2"
 echo "scan: MPI_Scan and MPI_Exscan, blocking and not, on MPIZip's engine bit for bit, compressed or not"
