@@ -12,7 +12,10 @@
 //     the header has arrived.
 //     IPC: R maps S's buffer, copies out of it into its own (device or host) memory, and answers
 //     R -> S "fin: pulled"; S's transfer completes on it. If R cannot map the buffer, the fin asks
-//     for the bytes inline, and they follow as above.
+//     for the bytes inline, and they follow as above. Where the header names a claim slot
+//     (node_flags.h), the two race for it instead: R claims it and pulls (the slot says so, no
+//     fin), or S, its receiver late, moves the bytes into host memory of its own and sends them as
+//     segments (R takes them once the slot says kMoved, and frees the slot).
 // The two sides may hand over different memory kinds: only S decides how the bytes come (IPC only
 // from device memory, to a peer for which IPC is on), and the header tells R.
 //
