@@ -12,4 +12,4 @@ EXTRA_DIST += tests/fuzz/fuzz_decode.cc tests/fuzz/fuzz_decode_fast.cc tests/fuz
 	tests/fuzz/feed_transport.h tests/fuzz/regress/match_header/count-wraps \
 	tests/fuzz/regress/match_header/allocation-beyond-payload \
 	tests/fuzz/regress/match_header/inline-size-wraps \
-	tests/fuzz/regress/chunked/stream-of-another-type
+	tests/fuzz/regress/chunked/stream-of-another-type tests/fuzz/regress/hello/other-collective-v2

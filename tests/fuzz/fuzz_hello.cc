@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const coll::Disagreement d = coll::compare_hello(mine, theirs);
   const char* why = coll::disagreement_string(d);
   if (why == nullptr || std::strcmp(why, "?") == 0) std::abort();
-  const bool same = theirs.dtype == mine.dtype && theirs.op == mine.op &&
+  const bool same = theirs.shape == mine.shape && theirs.root == mine.root &&
+                    theirs.dtype == mine.dtype && theirs.op == mine.op &&
                     theirs.count == mine.count && theirs.piece_elems == mine.piece_elems &&
                     theirs.seq == mine.seq;
   if ((d == coll::Disagreement::kNone) != (same && !(theirs.flags & coll::kHelloFailed))) {
