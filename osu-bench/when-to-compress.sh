@@ -16,6 +16,8 @@
 #   --np N --reps N        ranks (allreduce) and run pairs per compare (default 4 and 3)
 #   -i N -x N              iterations and warm-up per size, passed to the benchmark (default 5, 1)
 #   -W N                   osu_bw's window, messages in flight (default its own, 64)
+#   --keep DIR             keep each compare run's JSON in DIR, and skip the runs already there (a
+#                          grid measured over several calls; the merge takes every complete cell)
 # Writes OUT.json (a row per cell: operation, data, type, link_gbps, bytes, the three ways'
 # figures, default_over_best) and the heat maps beside it (osu-bench/plot --heatmap). Run it under
 # osu-bench/with-mps on a GPU machine where ranks share a GPU.
@@ -24,12 +26,12 @@ prog=when-to-compress.sh
 all_args="$*"
 die() { echo "$prog: $*" >&2; exit 1; }
 op=p2p links="12.5 25 47 100 200 400" datas="uniform real bits" type=bf16
-sizes=262144:1073741824 device=cuda np=4 reps=3 iters=5 warm=1 window=
+sizes=262144:1073741824 device=cuda np=4 reps=3 iters=5 warm=1 window= keep=
 while [ $# -gt 1 ]; do
   case $1 in
     --op) op=$2 ;; --links) links=$2 ;; --data) datas=$2 ;; --type) type=$2 ;;
     --sizes) sizes=$2 ;; --device) device=$2 ;; --np) np=$2 ;; --reps) reps=$2 ;;
-    -i) iters=$2 ;; -x) warm=$2 ;; -W) window=$2 ;;
+    -i) iters=$2 ;; -x) warm=$2 ;; -W) window=$2 ;; --keep) keep=$2 ;;
     *) die "unknown option $1" ;;
   esac
   shift 2
@@ -44,8 +46,12 @@ case $op in
 esac
 extra=
 [ "$device" = host ] && extra="MPIZIP_HOST_COMPRESS=1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "$keep" ]; then
+  mkdir -p "$keep" && work=$keep
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
 cells=()
 for data in $datas; do
   for link in $links; do
@@ -53,6 +59,7 @@ for data in $datas; do
     args=(-d "$device" -T "$type" --data "$data" -m "$sizes" -i "$iters" -x "$warm")
     [ -n "$window" ] && [ "$op" = p2p ] && args+=(-W "$window")
     for way in auto always; do
+      [ -n "$keep" ] && [ -s "$work/$data-$link-$way.json" ] && continue
       setting=; [ $way = always ] && setting="MPIZIP_COMPRESS=always"
       echo "== $op $data ${link} GB/s: $way over never" >&2
       "$here/compare" --np "$ranks" --reps "$reps" --json "$work/$data-$link-$way.json" \
@@ -66,8 +73,12 @@ python3 - "$work" "$out" "$op" "$type" "$device" "$(git -C "$here/.." rev-parse 
 import json, sys, subprocess
 work, out, op, typ, device, commit, argv = sys.argv[1:8]
 rows = []
+import os
 for cell in sys.argv[8:]:
     data, link = cell.split()
+    if not all(os.path.exists(f"{work}/{data}-{link}-{w}.json") for w in ("auto", "always")):
+        print(f"cell {data} {link} GB/s: not measured", file=sys.stderr)
+        continue
     auto = json.load(open(f"{work}/{data}-{link}-auto.json"))
     always = json.load(open(f"{work}/{data}-{link}-always.json"))
     higher = auto["higher_is_better"]
