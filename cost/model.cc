@@ -161,18 +161,47 @@ size_t size_class(uint64_t bytes) {
 }
 }  // namespace
 
+// The way a class's measurements favour: 1 compressed, 0 raw, -1 none yet (one way unmeasured).
+int Model::SizeClass::faster(double margin) const {
+  if (tries[0] == 0 || tries[1] == 0) return -1;
+  return seconds[1] * (1.0 + margin) < seconds[0] ? 1 : 0;
+}
+
+int Model::inherit_locked(size_t c) const {
+  // The nearest class within kInheritClasses each side that measured both ways kTries times.
+  for (size_t d = 1; d <= kInheritClasses; ++d) {
+    for (const size_t n : {c - d, c + d}) {  // c - d wraps past 0 to a huge index: skipped
+      if (n >= classes_.size()) continue;
+      const SizeClass& k = classes_[n];
+      if (k.inherited >= 0 || k.tries[0] < kTries || k.tries[1] < kTries) continue;
+      const double slow = std::max(k.seconds[0], k.seconds[1]);
+      const double fast = std::min(k.seconds[0], k.seconds[1]);
+      if (!(fast > 0) || slow < fast * kClear) return -1;  // near the crossover: measure
+      return k.seconds[1] < k.seconds[0] ? 1 : 0;
+    }
+  }
+  return -1;
+}
+
 bool Model::collective_compress(uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  SizeClass& k = classes_[size_class(bytes)];
+  const size_t c = size_class(bytes);
+  SizeClass& k = classes_[c];
   const uint64_t call = k.calls++;
+  if (call == 0) k.inherited = static_cast<int8_t>(inherit_locked(c));
   bool compress;
-  if (call < kTries) {
-    compress = true;
-  } else if (call < 2 * kTries) {
-    compress = false;
+  if (k.inherited < 0 && call < 2 * kTries) {
+    compress = call < kTries;  // the tries: compressed, then raw
   } else {
-    const bool faster = k.seconds[1] * (1.0 + margin_) < k.seconds[0];
-    compress = (call % kExplore == 0) ? !faster : faster;
+    if (k.next_explore == 0) k.next_explore = call + k.explore_every;
+    const int f = k.faster(margin_);
+    const bool taken = f >= 0 ? f == 1 : k.inherited == 1;
+    compress = taken;
+    if (call >= k.next_explore) {  // the other way, now and then
+      compress = !taken;
+      k.last_explore = call;
+      k.next_explore = call + k.explore_every;
+    }
   }
   (compress ? report_.collectives_compressed : report_.collectives_raw) += 1;
   return compress;
@@ -182,9 +211,27 @@ void Model::collective_observe(uint64_t bytes, bool compressed, double seconds) 
   std::lock_guard<std::mutex> lock(mutex_);
   SizeClass& k = classes_[size_class(bytes)];
   const int way = compressed ? 1 : 0;
-  // The first call of each way may pay for setting up (pools, mappings): the second replaces it.
-  k.seconds[way] = k.tries[way] < kTries ? seconds : k.seconds[way] * (1 - kCodecWeight) + seconds * kCodecWeight;
+  // An exploration: a call of the way not taken, once the class took one (by its tries' figures or
+  // a neighbour's).
+  const bool settled = k.inherited >= 0 || (k.tries[0] >= kTries && k.tries[1] >= kTries);
+  const int before = k.faster(margin_) >= 0 ? k.faster(margin_) : k.inherited;
+  const bool explored = settled && before >= 0 && way != before;
+  // The first calls of each way may pay for setting up (pools, mappings): each replaces the one
+  // before. An exploration's time replaces its way's (the freshest figure of a way not taken); the
+  // way taken averages its calls.
+  if (k.tries[way] < kTries || explored)
+    k.seconds[way] = seconds;
+  else
+    k.seconds[way] = k.seconds[way] * (1 - kCodecWeight) + seconds * kCodecWeight;
   ++k.tries[way];
+  if (!explored) return;
+  // An exploration that found its way still the slower spaces the next twice as far (up to
+  // kExploreMax calls); one that turned the choice brings them back to kExplore.
+  if (k.faster(margin_) == before)
+    k.explore_every = std::min<uint64_t>(k.explore_every * 2, kExploreMax);
+  else
+    k.explore_every = kExplore;
+  k.next_explore = k.last_explore + k.explore_every;
 }
 
 bool Model::knows_link(int peer) const {

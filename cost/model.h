@@ -91,16 +91,22 @@ class Model {
 
   // The two-shot's collectives (coll/twoshot.h), whose time is the whole call's, its pieces'
   // encoding, links and fused decode-folds overlapping on every rank at once: measured per size
-  // class (a power of two of the call's bytes) rather than predicted. The first kTries calls of a
-  // class compress, the next kTries go raw, then each call takes the way whose calls have been
-  // faster (a moving average, with the margin), and every kExplore-th call the other way, so that
-  // a change of load or link is seen. Every rank of the call asks alike: the same calls in the
-  // same order, so the tries and explorations fall on the same calls; where their averages still
-  // disagree later, each rank's hello tells its peers how its own pieces travel.
+  // class (a power of two of the call's bytes) rather than predicted. A class's first kTries calls
+  // compress and the next kTries go raw (the tries), then each call takes the way whose calls have
+  // been faster (a moving average, with the margin), and now and then the other way, so that a
+  // change of load or link is seen: kExplore calls after the tries, then twice as far each time
+  // the other way is found still slower (at most kExploreMax calls apart), back to kExplore when it
+  // turns the choice. A new class skips its tries where the nearest class within kInheritClasses
+  // (a factor of 4) each side that measured both ways found one kClear times faster: it takes that
+  // way at once and measures the other at its first exploration. Where ranks' figures disagree,
+  // each rank's hello tells its peers how its own pieces travel.
   bool collective_compress(uint64_t bytes);
   // What such a call took, from its start to its completion on this rank.
   void collective_observe(uint64_t bytes, bool compressed, double seconds);
   static constexpr uint32_t kTries = 2;
+  static constexpr uint64_t kExploreMax = 1024;
+  static constexpr size_t kInheritClasses = 2;
+  static constexpr double kClear = 1.5;
   static constexpr uint32_t kTrial = 8;  // messages of a CPU pipeline's trial
   static constexpr uint64_t kExplore = 32;
 
@@ -143,7 +149,14 @@ class Model {
     uint32_t tries[2] = {0, 0};  // calls measured raw [0] and compressed [1]
     double seconds[2] = {0, 0};  // their moving averages
     uint64_t calls = 0;
+    int8_t inherited = -1;        // the way a neighbour's figures chose (no tries); -1: none
+    uint64_t next_explore = 0;    // the call that next takes the other way; 0: not set yet
+    uint64_t last_explore = 0;    // the call that last took it
+    uint64_t explore_every = kExplore;
+    int faster(double margin) const;
   };
+  // The way a new class `c` takes from its neighbours' figures, or -1 (measure it).
+  int inherit_locked(size_t c) const;
   std::array<SizeClass, 64> classes_;  // by the call's bytes' log2
   Report report_;
 };

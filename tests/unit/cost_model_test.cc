@@ -8,10 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace mpizip::cost {
 namespace {
 
 using format::DType;
+constexpr uint64_t kKiB = 1 << 10;
 constexpr uint64_t kMiB = 1 << 20;
 
 TEST(CostModel, DecisionFlipsWithTheLinkRate) {
@@ -147,8 +151,8 @@ TEST(CostModel, MeasuredLinkExploresRawAndReportCounts) {
 }
 
 // The two-shot's calls: each size class compresses its first kTries calls, goes raw for the next
-// kTries, then takes the faster way and explores the other every kExplore-th call; classes are
-// apart; a change of what each way takes turns the choice.
+// kTries, then takes the faster way and explores the other kExplore calls on; classes are apart; a
+// change of what each way takes turns the choice at the next exploration.
 TEST(CostModel, CollectivesMeasureEachWayThenTakeTheFaster) {
   Model m(4);
   const uint64_t big = 64 * kMiB, small = kMiB;
@@ -175,6 +179,62 @@ TEST(CostModel, CollectivesMeasureEachWayThenTakeTheFaster) {
   EXPECT_LE(late, 2);
   const Report r = m.report();
   EXPECT_EQ(r.collectives_compressed + r.collectives_raw, static_cast<uint64_t>(4 + 60 + 4 + 60 + 200 + 32));
+}
+
+// Explorations of a way that stays slower space out (kExplore, then twice as far each time, at most
+// kExploreMax apart): a way 3x slower costs a few calls in thousands, not one in kExplore.
+TEST(CostModel, CollectiveExplorationsBackOff) {
+  Model m(2);
+  const uint64_t bytes = 64 * kMiB;
+  int explored = 0;
+  std::vector<int> at;
+  for (int i = 0; i < 4000; ++i) {
+    const bool c = m.collective_compress(bytes);
+    m.collective_observe(bytes, c, c ? 3.0 : 1.0);
+    if (i >= static_cast<int>(2 * Model::kTries) && c) {
+      ++explored;
+      at.push_back(i);
+    }
+  }
+  // Calls 36, 100, 228, 484, 996, 2020, 3044: seven, each gap twice the one before up to 1024.
+  EXPECT_EQ(explored, 7);
+  ASSERT_GE(at.size(), 3u);
+  EXPECT_EQ(at[0], static_cast<int>(2 * Model::kTries + Model::kExplore));
+  for (size_t i = 2; i < at.size(); ++i)
+    EXPECT_EQ(at[i] - at[i - 1], std::min<int>(2 * (at[i - 1] - at[i - 2]), static_cast<int>(Model::kExploreMax)));
+  // The way turns: the next exploration finds raw slower now, and from then on the calls compress.
+  int compressed = 0;
+  for (int i = 0; i < 2048; ++i) {
+    const bool c = m.collective_compress(bytes);
+    m.collective_observe(bytes, c, c ? 1.0 : 3.0);
+    compressed += c ? 1 : 0;
+  }
+  EXPECT_GE(compressed, 2048 - static_cast<int>(Model::kExploreMax) - 8);
+}
+
+// A class next to one that measured both ways with a clear winner (kClear) takes that way without
+// tries, up to kInheritClasses classes away; a class near the crossover, or only next to classes
+// that inherited, measures both ways itself.
+TEST(CostModel, CollectiveClassesInheritAClearNeighbour) {
+  Model m(4);
+  auto call = [&](uint64_t bytes, double raw_s, double compressed_s) {
+    const bool c = m.collective_compress(bytes);
+    m.collective_observe(bytes, c, c ? compressed_s : raw_s);
+    return c;
+  };
+  for (uint32_t i = 0; i < 2 * Model::kTries; ++i) call(8 * kMiB, 1.0, 3.0);  // raw 3x faster
+  for (uint64_t mib : {16, 32}) {  // 1 and 2 classes above: raw at once, no tries
+    for (int i = 0; i < 8; ++i) EXPECT_FALSE(call(mib * kMiB, 2.0, 6.0)) << mib << " MiB call " << i;
+  }
+  EXPECT_FALSE(call(4 * kMiB, 0.5, 1.5));  // below too
+  // 64 MiB: its neighbours within two classes inherited (16 and 32 MiB): its own tries.
+  EXPECT_TRUE(call(64 * kMiB, 8.0, 4.0));
+  // Near the crossover no class inherits: 1 GiB measured 1.2x apart, 2 GiB tries both ways.
+  for (uint32_t i = 0; i < 2 * Model::kTries; ++i) call(1024 * kMiB, 1.0, 1.2);
+  EXPECT_TRUE(call(2048 * kMiB, 2.0, 2.4));
+  // And a compressed winner is inherited as such.
+  for (uint32_t i = 0; i < 2 * Model::kTries; ++i) call(256 * kKiB, 3.0, 1.0);
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(call(512 * kKiB, 3.0, 1.0)) << i;
 }
 
 }  // namespace
