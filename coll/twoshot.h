@@ -224,6 +224,13 @@ class TwoShot : public platform::Operation {
   Status post_send(const void* buf, uint64_t bytes, transport::Memory where, int peer, uint64_t tag,
                    uint64_t app_bytes, bool compressed, std::unique_ptr<transport::Transfer>* out);
   Status post_empty(int peer, uint64_t tag, std::unique_ptr<transport::Transfer>* out);
+  // The last step of staged sends (the reduce-scatter's, the prefixes' all-gather's): once the
+  // copies into pinned memory are done (`fence`), each peer with a stream (`sizes`, at its
+  // PeerLayout offset `stage`) is sent it; app(q): its application bytes. Then `*step` is kPosted.
+  template <class AppBytes>
+  Status post_staged(Piece& p, uint64_t tag, std::unique_ptr<Fence>& fence,
+                     const std::vector<uint64_t>& sizes, uint64_t PeerLayout::*stage, AppBytes app,
+                     std::vector<std::unique_ptr<transport::Transfer>>& sends, SendStep* step);
   Status post_recv(void* buf, uint64_t bytes, transport::Memory where, int peer, uint64_t tag,
                    std::unique_ptr<transport::Transfer>* out);
   // A piece that failed (`peer`: where it came from, -1 for this rank): logs it and keeps the first

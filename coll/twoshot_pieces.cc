@@ -128,6 +128,24 @@ void TwoShot::note_posted(Piece& p) {
   }
 }
 
+template <class AppBytes>
+Status TwoShot::post_staged(Piece& p, uint64_t tag, std::unique_ptr<Fence>& fence,
+                            const std::vector<uint64_t>& sizes, uint64_t PeerLayout::*stage,
+                            AppBytes app, std::vector<std::unique_ptr<transport::Transfer>>& sends,
+                            SendStep* step) {
+  bool done = false;
+  MPIZIP_CHECK(ready(*fence, &done));
+  if (!done) return Status::kOk;
+  fence.reset();
+  for (int q = 0; q < nranks_; ++q) {
+    if (sizes[q] == 0) continue;
+    MPIZIP_CHECK(post_send(staging(p, layout_.peer[q].*stage), sizes[q], Memory::kHost, q, tag,
+                           app(q), true, &sends[q]));
+  }
+  *step = SendStep::kPosted;
+  return Status::kOk;
+}
+
 // Reduce-scatter sends that waited for the batched compression (and, when staged, for the copy of
 // each stream or raw piece to pinned memory).
 Status TwoShot::rs_sends(Piece& p) {
@@ -170,18 +188,9 @@ Status TwoShot::rs_sends(Piece& p) {
     MPIZIP_CHECK(backend_->fence(&p.rs_fence));
     p.rs_step = SendStep::kStaging;
   }
-  if (p.rs_step == SendStep::kStaging) {
-    MPIZIP_CHECK(ready(*p.rs_fence, &done));
-    if (!done) return Status::kOk;
-    p.rs_fence.reset();
-    for (int q = 0; q < nranks_; ++q) {
-      if (p.rs_sizes[q] == 0) continue;
-      const uint64_t n = plan_.piece(q, p.j).size();
-      MPIZIP_CHECK(post_send(staging(p, layout_.peer[q].rs_stage), p.rs_sizes[q], Memory::kHost, q,
-                             tag, n * eb_, true, &p.rs_send[q]));
-    }
-    p.rs_step = SendStep::kPosted;
-  }
+  if (p.rs_step == SendStep::kStaging)
+    return post_staged(p, tag, p.rs_fence, p.rs_sizes, &PeerLayout::rs_stage,
+                       [&](int q) { return plan_.piece(q, p.j).size() * eb_; }, p.rs_send, &p.rs_step);
   return Status::kOk;
 }
 
@@ -463,17 +472,9 @@ Status TwoShot::ag_sends_prefixes(Piece& p) {
     MPIZIP_CHECK(backend_->fence(&p.ag_fence));
     p.ag_step = SendStep::kStaging;
   }
-  if (p.ag_step == SendStep::kStaging) {
-    MPIZIP_CHECK(ready(*p.ag_fence, &done));
-    if (!done) return Status::kOk;
-    p.ag_fence.reset();
-    for (int q = 0; q < nranks_; ++q) {
-      if (p.ag_sizes[q] == 0) continue;
-      MPIZIP_CHECK(post_send(staging(p, layout_.peer[q].scan_stage), p.ag_sizes[q], Memory::kHost,
-                             q, tag, bytes, true, &p.ag_send[q]));
-    }
-    p.ag_step = SendStep::kPosted;
-  }
+  if (p.ag_step == SendStep::kStaging)
+    return post_staged(p, tag, p.ag_fence, p.ag_sizes, &PeerLayout::scan_stage,
+                       [&](int) { return bytes; }, p.ag_send, &p.ag_step);
   return Status::kOk;
 }
 
