@@ -7,12 +7,17 @@ namespace mpizip::cost {
 namespace {
 
 // Seeds, replaced by this rank's own measurements as its messages complete:
-//   GPU: the codec's bf16 encode at 888 GB/s of input from 256 MiB (codec-h200.json, v17), and a
-//   compressed message's fixed cost of 20 us, from the split-send's 1 MiB at 47 GB/s (36 us for
-//   22 us raw: p2p-h200.json): 20 + max(14, 1.2) + 1.2 = 35.6 us predicted.
+//   GPU: the codec's bf16 encode at 800 GB/s of input from 64 MiB plus 25 us a pass, whatever its
+//   size (launches, the per-block phases: osu-bench/results/codec-fast-h100-2026-12-07.json, the
+//   ANS mode on an H100: 30 / 60 / 127 / 1359 us to compress 1 / 16 / 64 / 1024 MiB, 30 / 39 /
+//   105 / 1065 us to decompress), and a compressed message's other fixed cost of 20 us (the
+//   stream's header, the decode's synchronisation). Fit to the split-send on an H100 with MPS,
+//   two messages in flight (when-to-compress-h100-2026-12-07.json): always compressing cost 115 us
+//   for a 1 MiB message at 12.5 GB/s (84 raw), 130 at 4 MiB at 47 GB/s (102 raw), 301 at 16 MiB at
+//   47 GB/s (357 raw); predicted at the ratio measured (0.69) 104, 112 and 312 us.
 //   CPU: the CPU codec's chunked pipeline of bf16 on the 2-core CPU machine, both ranks coding
 //   (0.75-0.85 GB/s with MPIZIP_COMPRESS=always over a 1.5 GB/s emulated link), 10 us a message.
-constexpr double kGpuEncode = 800e9, kGpuFixed = 20e-6;
+constexpr double kGpuEncode = 800e9, kGpuFixed = 20e-6, kGpuLatency = 25e-6;
 constexpr double kCpuEncode = 0.8e9, kCpuFixed = 10e-6;
 // A peer's link before anything is known: 25 GB/s (200 Gb/s), between the 100 Gb/s Ethernet and
 // the 400 GB/s NVLink that users run on. A fast link is found from its first messages.
@@ -35,7 +40,7 @@ Model::Model(int nranks, double margin)
       explore_(links_.size(), 0),
       retry_(links_.size(), 0),
       trial_(links_.size(), 0) {
-  for (auto& per_type : codecs_[static_cast<size_t>(Side::kGpu)]) per_type = Codec{kGpuEncode, kGpuFixed};
+  for (auto& per_type : codecs_[static_cast<size_t>(Side::kGpu)]) per_type = Codec{kGpuEncode, kGpuFixed, kGpuLatency};
   for (auto& per_type : codecs_[static_cast<size_t>(Side::kCpu)]) per_type = Codec{kCpuEncode, kCpuFixed};
 }
 
@@ -77,8 +82,9 @@ Prediction Model::predict_locked(int peer, format::DType t, Side side, uint64_t 
   // The GPU's split-send decodes once the stream is in; the CPU codec's chunks (p2p/chunked.h)
   // decode while later ones travel, so its three stages overlap, at the pipeline's rate.
   const double cpu_rate = c.pipeline > 0 ? c.pipeline : c.rate;
+  const double pass = c.latency + b / c.rate;  // the GPU's encode, or its decode
   p.compressed_seconds = side == Side::kGpu
-                             ? c.fixed + std::max(ratio * b / link_rate, b / c.rate) + b / c.rate
+                             ? c.fixed + std::max(ratio * b / link_rate, pass) + pass
                              : c.fixed + std::max(ratio * b / link_rate, b / cpu_rate);
   p.compress = ratio < 1.0 && p.compressed_seconds * (1.0 + margin_) < p.raw_seconds;
   // The CPU: raw only because of the pipeline's rate, where the chunks' own encode rate (an upper
@@ -123,7 +129,10 @@ void Model::observe(int peer, format::DType t, Side side, uint64_t app, uint64_t
   report_.observed_seconds += seconds;
   if (compressed && codec_seconds > 0 && app >= kLearnBytes) {
     Codec& c = codecs_[static_cast<size_t>(side)][slot(t)];
-    const double rate = static_cast<double>(app) / codec_seconds;
+    // The rate of the bytes beyond a pass's latency (a quarter of the time at least, where a
+    // faster GPU's pass takes less than the seed's latency).
+    const double busy = std::max(codec_seconds - c.latency, 0.25 * codec_seconds);
+    const double rate = static_cast<double>(app) / busy;
     c.rate = c.rate * (1 - kCodecWeight) + rate * kCodecWeight;
   }
   if (compressed && side == Side::kCpu && app >= kLearnBytes) {
@@ -216,11 +225,13 @@ void Model::collective_observe(uint64_t bytes, bool compressed, double seconds) 
   const bool settled = k.inherited >= 0 || (k.tries[0] >= kTries && k.tries[1] >= kTries);
   const int before = k.faster(margin_) >= 0 ? k.faster(margin_) : k.inherited;
   const bool explored = settled && before >= 0 && way != before;
-  // The first calls of each way may pay for setting up (pools, mappings): each replaces the one
-  // before. An exploration's time replaces its way's (the freshest figure of a way not taken); the
-  // way taken averages its calls.
-  if (k.tries[way] < kTries || explored)
+  // The first calls of each way may pay for setting up (pools, mappings, a larger piece's
+  // buffers): the tries keep their fastest. An exploration's time replaces its way's (the freshest
+  // figure of a way not taken); the way taken averages its calls.
+  if (k.tries[way] == 0 || explored)
     k.seconds[way] = seconds;
+  else if (k.tries[way] < kTries)
+    k.seconds[way] = std::min(k.seconds[way], seconds);
   else
     k.seconds[way] = k.seconds[way] * (1 - kCodecWeight) + seconds * kCodecWeight;
   ++k.tries[way];
@@ -250,6 +261,11 @@ double Model::link(int peer) const {
 double Model::encode_rate(format::DType t, Side side) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return codecs_[static_cast<size_t>(side)][slot(t)].rate;
+}
+
+double Model::codec_latency(Side side) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return codecs_[static_cast<size_t>(side)][0].latency;
 }
 
 Report Model::report() const {

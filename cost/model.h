@@ -5,22 +5,23 @@
 //     t_raw  = B / link
 // and compressed to a ratio r, on the GPU (the split-send pipeline: the raw part leaves while the
 // rest is encoded, the receiver decodes once the stream is in)
-//     t_comp = fixed + max(r B / link, B / encode) + B / decode
+//     t_comp = fixed + max(r B / link, pass) + pass,   pass = latency + B / encode
 // and on the CPU (chunks encoded, sent and decoded each while the others are: p2p/chunked.h)
 //     t_comp = fixed + max(r B / link, B / encode)
-// where `link` is the peer's link rate (bytes/s), `encode` and `decode` the codec's rates for the
-// element type on this rank's memory kind (GPU or CPU), and `fixed` a compressed message's fixed
-// cost (kernel launches, the stream's header, the decode's synchronisation). A message travels
+// where `link` is the peer's link rate (bytes/s), `encode` the codec's rate for the element type
+// on this rank's memory kind (GPU or CPU; on the GPU decoding is taken as fast), `latency` what a
+// GPU codec pass costs whatever its size (launches, per-block phases), and `fixed` a compressed
+// message's other fixed cost (the stream's header, the decode's synchronisation). A message travels
 // compressed where t_comp x (1 + margin) < t_raw. The constants come from measurement:
 //   - the link, per peer: the transport's own figure where it has one (the emulated link's rate),
 //     else what the peer's messages of at least kLearnBytes took: raw bytes over the time from
 //     post to completion, or the wire bytes of a compressed one over that time less its encoding.
 //     A completion is seen late when the application computes before its wait, never early, so the
 //     estimate is a decaying maximum of these rates (the fastest recent one, down 2% a message);
-//   - the codec on the GPU: the encode time of this rank's compressed messages (bytes over
-//     seconds, a moving average), decode taken equal to encode (the same kernels' work in reverse;
-//     on the H200 bf16 from 256 MiB decodes at 1,030 GB/s against 888 encoding, codec-h200.json);
-//     seeded from the figures in model.cc;
+//   - the codec on the GPU: the encode time of this rank's compressed messages less the seed's
+//     latency (bytes over seconds, a moving average), decode taken equal to encode (the same
+//     kernels' work in reverse; on the H200 bf16 from 256 MiB decodes at 1,030 GB/s against 888
+//     encoding, codec-h200.json); seeded from the figures in model.cc;
 //   - the codec on the CPU: the chunked pipeline's rate as whole messages see it, since its chunks'
 //     encode times alone miss the cores that the receiver's decoding and the progress threads
 //     take: application bytes over the time the sender had compressed messages in flight (a burst
@@ -115,6 +116,8 @@ class Model {
   // The link rate the model uses for `peer` (bytes/s) and the codec's encode rate.
   double link(int peer) const;
   double encode_rate(format::DType t, Side side) const;
+  // What each of the codec's passes costs whatever its size (seconds; the GPU's).
+  double codec_latency(Side side) const;
   Report report() const;
 
   // The typical ratio of a type, where its stream has not told one yet.
@@ -128,6 +131,7 @@ class Model {
   struct Codec {
     double rate = 0;  // encode, bytes/s
     double fixed = 0; // seconds a message
+    double latency = 0;  // the GPU's: seconds of each codec pass whatever its size
     double pipeline = 0;  // the CPU's: application bytes/s of whole compressed messages; 0: none
     // The CPU's current burst: compressed messages whose post-to-completion times overlap.
     double busy_until = 0;      // the latest completion seen (steady clock, seconds)

@@ -138,10 +138,10 @@ void print_cost_model() {
   const mpizip::core::Settings& s = mpizip::core::settings();
   std::printf("\nWhen to compress (docs/DESIGN.md, \"When a point-to-point message is compressed\")\n");
   Model seed(2);
-  std::printf("  seeds        GPU codec %.0f GB/s, CPU codec %.1f GB/s (replaced by each rank's "
+  std::printf("  seeds        GPU codec %.0f GB/s plus %.0f us a pass, CPU codec %.1f GB/s (replaced by each rank's "
               "measurements); a peer's link %.0f GB/s until measured or given by the transport; "
               "compressed where predicted %.0f%% faster\n",
-              seed.encode_rate(DType::kBf16, Side::kGpu) / 1e9,
+              seed.encode_rate(DType::kBf16, Side::kGpu) / 1e9, seed.codec_latency(Side::kGpu) * 1e6,
               seed.encode_rate(DType::kBf16, Side::kCpu) / 1e9, seed.link(1) / 1e9,
               Model::kMargin * 100);
   const uint64_t floor = std::max<uint64_t>(s.gpu_min_bytes, 1);
