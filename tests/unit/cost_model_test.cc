@@ -41,8 +41,12 @@ TEST(CostModel, FormulaOfBothSides) {
   const double b = 100.0 * kMiB;
   const Prediction gpu = m.predict(1, DType::kFp32, Side::kGpu, 100 * kMiB, 0.5);
   const double enc = m.encode_rate(DType::kFp32, Side::kGpu);
+  const double latency = m.codec_latency(Side::kGpu);
+  EXPECT_NEAR(latency, 25e-6, 1e-12);
+  EXPECT_EQ(m.codec_latency(Side::kCpu), 0.0);
   EXPECT_NEAR(gpu.raw_seconds, b / 10e9, 1e-12);
-  EXPECT_NEAR(gpu.compressed_seconds, 20e-6 + std::max(0.5 * b / 10e9, b / enc) + b / enc, 1e-9);
+  const double pass = latency + b / enc;  // each codec pass: its latency and its bytes
+  EXPECT_NEAR(gpu.compressed_seconds, 20e-6 + std::max(0.5 * b / 10e9, pass) + pass, 1e-9);
   const Prediction cpu = m.predict(1, DType::kFp32, Side::kCpu, 100 * kMiB, 0.5);
   const double cenc = m.encode_rate(DType::kFp32, Side::kCpu);
   EXPECT_NEAR(cpu.compressed_seconds, 10e-6 + std::max(0.5 * b / 10e9, b / cenc), 1e-9);
@@ -71,8 +75,10 @@ TEST(CostModel, TransportFigureStaysMeasuredLinkIsADecayingMaximum) {
 TEST(CostModel, CodecRateFollowsItsEncodings) {
   Model m(2);
   const double before = m.encode_rate(DType::kBf16, Side::kGpu);
+  // Encodings at 100 GB/s beyond the pass's latency: the rate is of the bytes, the latency apart.
+  const double latency = m.codec_latency(Side::kGpu);
   for (int i = 0; i < 40; ++i)
-    m.observe(1, DType::kBf16, Side::kGpu, 64 * kMiB, 40 * kMiB, true, 64.0 * kMiB / 100e9, 1e-3);
+    m.observe(1, DType::kBf16, Side::kGpu, 64 * kMiB, 40 * kMiB, true, latency + 64.0 * kMiB / 100e9, 1e-3);
   EXPECT_NEAR(m.encode_rate(DType::kBf16, Side::kGpu), 100e9, 1e9);
   EXPECT_NE(before, m.encode_rate(DType::kBf16, Side::kGpu));
   EXPECT_DOUBLE_EQ(m.encode_rate(DType::kFp32, Side::kGpu), before);  // per type
