@@ -177,7 +177,10 @@ int Model::SizeClass::faster(double margin) const {
 }
 
 int Model::inherit_locked(size_t c) const {
-  // The nearest class within kInheritClasses each side that measured both ways kTries times.
+  // The nearest class within kInheritClasses each side that measured both ways kTries times, in
+  // the direction compressing's gain moves: it grows with the size (the fixed costs spread over more
+  // bytes), so raw is taken from a larger class and compressed from a smaller one, never the other
+  // way (a small class's raw says nothing of where the ways cross above it).
   for (size_t d = 1; d <= kInheritClasses; ++d) {
     for (const size_t n : {c - d, c + d}) {  // c - d wraps past 0 to a huge index: skipped
       if (n >= classes_.size()) continue;
@@ -185,8 +188,9 @@ int Model::inherit_locked(size_t c) const {
       if (k.inherited >= 0 || k.tries[0] < kTries || k.tries[1] < kTries) continue;
       const double slow = std::max(k.seconds[0], k.seconds[1]);
       const double fast = std::min(k.seconds[0], k.seconds[1]);
-      if (!(fast > 0) || slow < fast * kClear) return -1;  // near the crossover: measure
-      return k.seconds[1] < k.seconds[0] ? 1 : 0;
+      if (!(fast > 0) || slow < fast * kClear) continue;  // near the crossover: says nothing
+      const int way = k.seconds[1] < k.seconds[0] ? 1 : 0;
+      if ((way == 1) == (n < c)) return way;
     }
   }
   return -1;

@@ -97,9 +97,10 @@ class Model {
   // been faster (a moving average, with the margin), and now and then the other way, so that a
   // change of load or link is seen: kExplore calls after the tries, then twice as far each time
   // the other way is found still slower (at most kExploreMax calls apart), back to kExplore when it
-  // turns the choice. A new class skips its tries where the nearest class within kInheritClasses
-  // (a factor of 4) each side that measured both ways found one kClear times faster: it takes that
-  // way at once and measures the other at its first exploration. Where ranks' figures disagree,
+  // turns the choice. A new class skips its tries where a class within kInheritClasses (a factor
+  // of 4) that measured both ways found one kClear times faster in the direction compressing's gain
+  // moves (raw from a larger class, compressed from a smaller one): it takes that way at once and
+  // measures the other at its first exploration. Where ranks' figures disagree,
   // each rank's hello tells its peers how its own pieces travel.
   bool collective_compress(uint64_t bytes);
   // What such a call took, from its start to its completion on this rank.

@@ -218,29 +218,37 @@ TEST(CostModel, CollectiveExplorationsBackOff) {
   EXPECT_GE(compressed, 2048 - static_cast<int>(Model::kExploreMax) - 8);
 }
 
-// A class next to one that measured both ways with a clear winner (kClear) takes that way without
-// tries, up to kInheritClasses classes away; a class near the crossover, or only next to classes
-// that inherited, measures both ways itself.
-TEST(CostModel, CollectiveClassesInheritAClearNeighbour) {
+// A class near one that measured both ways with a clear winner (kClear) takes that way without
+// tries, up to kInheritClasses classes away, in the direction compressing's gain moves: raw from a
+// larger class, compressed from a smaller one. A class near the crossover, only next to classes
+// that inherited, or on the other side, measures both ways itself.
+TEST(CostModel, CollectiveClassesInheritAClearNeighbourInTheGainsDirection) {
   Model m(4);
   auto call = [&](uint64_t bytes, double raw_s, double compressed_s) {
     const bool c = m.collective_compress(bytes);
     m.collective_observe(bytes, c, c ? compressed_s : raw_s);
     return c;
   };
-  for (uint32_t i = 0; i < 2 * Model::kTries; ++i) call(8 * kMiB, 1.0, 3.0);  // raw 3x faster
-  for (uint64_t mib : {16, 32}) {  // 1 and 2 classes above: raw at once, no tries
-    for (int i = 0; i < 8; ++i) EXPECT_FALSE(call(mib * kMiB, 2.0, 6.0)) << mib << " MiB call " << i;
+  auto tries = [&](uint64_t bytes, double raw_s, double compressed_s) {  // T T F F: its own tries
+    std::vector<bool> ways;
+    for (uint32_t i = 0; i < 2 * Model::kTries; ++i) ways.push_back(call(bytes, raw_s, compressed_s));
+    return ways == std::vector<bool>{true, true, false, false};
+  };
+  EXPECT_TRUE(tries(32 * kMiB, 1.0, 3.0));  // raw 3x faster
+  for (uint64_t mib : {16, 8}) {  // 1 and 2 classes below: raw at once, no tries
+    for (int i = 0; i < 8; ++i) EXPECT_FALSE(call(mib * kMiB, 0.5, 1.5)) << mib << " MiB call " << i;
   }
-  EXPECT_FALSE(call(4 * kMiB, 0.5, 1.5));  // below too
-  // 64 MiB: its neighbours within two classes inherited (16 and 32 MiB): its own tries.
-  EXPECT_TRUE(call(64 * kMiB, 8.0, 4.0));
-  // Near the crossover no class inherits: 1 GiB measured 1.2x apart, 2 GiB tries both ways.
-  for (uint32_t i = 0; i < 2 * Model::kTries; ++i) call(1024 * kMiB, 1.0, 1.2);
-  EXPECT_TRUE(call(2048 * kMiB, 2.0, 2.4));
-  // And a compressed winner is inherited as such.
-  for (uint32_t i = 0; i < 2 * Model::kTries; ++i) call(256 * kKiB, 3.0, 1.0);
+  // Above a raw class the ways may cross: 64 MiB measures both.
+  EXPECT_TRUE(tries(64 * kMiB, 2.0, 1.5));
+  // 4 MiB: its neighbours within two classes (8 and 16 MiB) inherited: its own tries.
+  EXPECT_TRUE(tries(4 * kMiB, 0.2, 0.6));
+  // A compressed winner is taken by the classes above it, not below.
+  EXPECT_TRUE(tries(256 * kKiB, 3.0, 1.0));
   for (int i = 0; i < 8; ++i) EXPECT_TRUE(call(512 * kKiB, 3.0, 1.0)) << i;
+  EXPECT_TRUE(tries(128 * kKiB, 3.0, 1.0));
+  // Near the crossover no class inherits: 1 GiB measured 1.2x apart, 512 MiB tries both ways.
+  EXPECT_TRUE(tries(1024 * kMiB, 1.0, 1.2));
+  EXPECT_TRUE(tries(512 * kMiB, 0.5, 0.6));
 }
 
 }  // namespace
