@@ -9,8 +9,8 @@
 // meet), summed four bins a word with 16-bit lanes, four threads a word. One warp per plane ranks
 // the chunk's distinct symbols (up to 32 of them: each lane one symbol, its rank counted over the
 // warp with shuffles; more: 15 rounds of a warp-wide max) and picks the code width (2, 4 or 8 bits)
-// that makes the chunk smallest, and publishes the chunk's size at once; meanwhile the other warps
-// clear the histogram for the next chunk. The last warp then places the chunk with the decoupled
+// that makes the chunk smallest; meanwhile the other warps clear the histogram for the next chunk.
+// The last warp, which did no selection, then places the chunk with the decoupled
 // look-back of kernels/scan_state.cuh while the others code their symbols into a staging copy of the
 // chunk in shared memory (code loops specialised per width): the codes with one store a thread,
 // the escaped symbols at the offsets of a block-wide scan of their counts. The staged chunk leaves
@@ -289,6 +289,15 @@ struct EncSmem {
   uint64_t base;
 };
 
+// A chunk's look-back entry (kernels/scan_state.cuh), without scan::publish's fence: what other
+// CTAs read of a chunk before the launch completes is this word alone, never bytes written before
+// it (the completion has its own fence), and both of a chunk's entries come from one thread, in
+// order. The fence waited for that thread's raw and chunk stores still on their way.
+__device__ __forceinline__ void publish_entry(uint64_t* entries, uint64_t idx, uint32_t epoch, uint64_t flag,
+                                              uint64_t bytes) {
+  *reinterpret_cast<volatile uint64_t*>(&entries[idx]) = (uint64_t{epoch} << 42) | (flag << 40) | (bytes >> 4);
+}
+
 // The input pieces of chunk k of a thread into shared memory (whole, aligned pieces only).
 template <DType T>
 __device__ __forceinline__ void prefetch_input(const EncParams& p, EncSmem<T>& sm, uint64_t nbytes, uint32_t k) {
@@ -300,9 +309,9 @@ __device__ __forceinline__ void prefetch_input(const EncParams& p, EncSmem<T>& s
 }
 
 // The most frequent symbols of plane pl (count descending, symbol ascending), by one warp: their
-// ranks to sm.rank, the width, the chunk's head and size. Returns the plane's chunk bytes (lane 0).
+// ranks to sm.rank, the width, the chunk's head and size.
 template <DType T>
-__device__ __forceinline__ uint32_t select_plane(EncSmem<T>& sm, int pl, uint32_t n) {
+__device__ __forceinline__ void select_plane(EncSmem<T>& sm, int pl, uint32_t n) {
   const int lane = lanes::lane();
   uint32_t key[8];
   {
@@ -365,12 +374,10 @@ __device__ __forceinline__ uint32_t select_plane(EncSmem<T>& sm, int pl, uint32_
   if (lane < 16) head[lane] = lane == 0 ? static_cast<uint8_t>(w) : 0;
   lanes::sync();
   if (w < 8 && rk < format::fast_escape(w)) head[1 + rk] = static_cast<uint8_t>(sym);
-  const uint32_t bytes = static_cast<uint32_t>(format::fast_chunk_bytes(n, w, nesc));
   if (lane == 0) {
     sm.width[pl] = w;
-    sm.bytes[pl] = bytes;
+    sm.bytes[pl] = static_cast<uint32_t>(format::fast_chunk_bytes(n, w, nesc));
   }
-  return bytes;
 }
 
 template <DType T, bool kAligned>
@@ -480,11 +487,9 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
     }
     __syncthreads();  // (2) counts complete; the histogram free
 
-    // One warp per plane selects; a single-plane chunk's size is published at once. The other
-    // warps clear the histogram for the next chunk.
+    // One warp per plane selects; the other warps clear the histogram for the next chunk.
     if (grp < P) {
-      const uint32_t bytes = select_plane<T>(sm, grp, n);
-      if (P == 1 && lane == 0) scan::publish(p.entries, k, epoch, k == 0 ? scan::kFlagInclusive : scan::kFlagAggregate, bytes);
+      select_plane<T>(sm, grp, n);
     } else {
       for (int i = tid - P * lanes::kLanes; i < P * 64 * lanes::kLanes / 4; i += kThreads - P * lanes::kLanes)
         reinterpret_cast<uint4*>(&sm.hist[0][0][0])[i] = make_uint4(0, 0, 0, 0);
@@ -494,14 +499,13 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
 #pragma unroll
     for (int pl = 0; pl < P; ++pl) total += sm.bytes[pl];
 
-    // The last warp places the chunk; the others code meanwhile.
+    // The last warp, which did no selection, places the chunk; the others code meanwhile.
     if (grp == kGroups - 1) {
       uint64_t base = 0;
-      if (P != 1 && lane == 0)
-        scan::publish(p.entries, k, epoch, k == 0 ? scan::kFlagInclusive : scan::kFlagAggregate, total);
+      if (lane == 0) publish_entry(p.entries, k, epoch, k == 0 ? scan::kFlagInclusive : scan::kFlagAggregate, total);
       if (k != 0) {
         base = scan::look_back(p.entries, 0, k, epoch);
-        if (lane == 0) scan::publish(p.entries, k, epoch, scan::kFlagInclusive, base + total);
+        if (lane == 0) publish_entry(p.entries, k, epoch, scan::kFlagInclusive, base + total);
       }
       if (lane == 0) sm.base = base;
     }
@@ -575,6 +579,7 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
     const uint64_t s = lanes::sum(csum);
     if (lane == 0 && s) atomicAdd(reinterpret_cast<unsigned long long*>(&p.state->checksum[0]), static_cast<unsigned long long>(s));
   }
+  __threadfence();  // every thread's: the look-back entries are stored without one (publish_entry)
   __syncthreads();
   if (tid == 0) {
     __threadfence();
@@ -632,6 +637,8 @@ __device__ void decode(const DecParams& p, DecSmem<T>& sm) {
   const uint64_t count = w[2] | (uint64_t{w[3]} << 32), raw = w[4] | (uint64_t{w[5]} << 32);
   int32_t err = 0;
   uint64_t co = 0, coded_bytes = 0, table_bytes = 0, stored_sum = 0;
+  uint64_t first_start = 0, first_end = 0;  // the first chunk's table entries, read early (tid < P)
+  bool first_read = false;
   if (p.src_bytes < format::kHeaderBytes || w[0] != 0x315A504Du || !format::fast_version_flags_valid(version, flags) ||
       lb != format::kFastLog2Chunk || pb != 0 || (w[6] >> 16) != 0 || w[7] != 0 || !format::dtype_valid(dtype)) {
     err = corrupt;
@@ -647,6 +654,14 @@ __device__ void decode(const DecParams& p, DecSmem<T>& sm) {
     } else {
       coded_bytes = bytes::ld64<kAligned>(p.src + co);
       stored_sum = bytes::ld64<kAligned>(p.src + co + 8);
+      // The CTA's first chunk's entries beside them (one round trip less at small sizes), where they
+      // lie inside the stream; checked with the others below.
+      const uint64_t idx = uint64_t{blockIdx.x} * P + tid, t0 = co + format::kCodedHeaderBytes;
+      if (tid < P && t0 + 8 * (idx + 1) <= p.src_bytes) {
+        first_end = bytes::ld64<kAligned>(p.src + t0 + 8 * idx);
+        first_start = idx ? bytes::ld64<kAligned>(p.src + t0 + 8 * (idx - 1)) : 0;
+        first_read = true;
+      }
       if (coded_bytes > p.src_bytes - co || coded_bytes < table_bytes || (!(flags & format::kFlagChecksum) && stored_sum))
         err = corrupt;
       else if (count * format::elem_bytes(T) > p.cap)
@@ -663,14 +678,18 @@ __device__ void decode(const DecParams& p, DecSmem<T>& sm) {
   const uint64_t G = gridDim.x;
   uint64_t csum = 0;
 
-  // Chunk kk's bounds, read and checked by thread tid < P (its plane).
-  const auto bounds = [&](uint64_t kk, uint64_t& start, uint32_t& size, int& ok) {
-    const uint64_t idx = kk * P + tid;
-    const uint64_t end = bytes::ld64<kAligned>(table + 8 * idx), st = idx ? bytes::ld64<kAligned>(table + 8 * (idx - 1)) : 0;
+  // Entry idx's bounds (from its table entries st, end) checked, by thread tid < P (its plane).
+  const auto check = [&](uint64_t idx, uint64_t st, uint64_t end, uint64_t& start, uint32_t& size, int& ok) {
     ok = st <= end && end <= data_bytes && ((st | end) & 15) == 0 && end - st <= format::kFastMaxChunkBytes &&
          (idx + 1 < nck * P || end == data_bytes);
     start = st;
     size = static_cast<uint32_t>(end - st);
+  };
+  // Chunk kk's bounds, read and checked by thread tid < P (its plane).
+  const auto bounds = [&](uint64_t kk, uint64_t& start, uint32_t& size, int& ok) {
+    const uint64_t idx = kk * P + tid;
+    const uint64_t end = bytes::ld64<kAligned>(table + 8 * idx), st = idx ? bytes::ld64<kAligned>(table + 8 * (idx - 1)) : 0;
+    check(idx, st, end, start, size, ok);
   };
   // The chunk whose checked bounds are in slot bb into buffer bb (all threads).
   const auto fetch = [&](int bb) {
@@ -696,7 +715,10 @@ __device__ void decode(const DecParams& p, DecSmem<T>& sm) {
   uint32_t nx_size = 0;
   int nx_ok = 0, b = 0;
   if (k < nck) {
-    if (tid < P) bounds(k, sm.start[0][tid], sm.size[0][tid], sm.ok[0][tid]);
+    if (tid < P) {
+      if (first_read) check(k * P + tid, first_start, first_end, sm.start[0][tid], sm.size[0][tid], sm.ok[0][tid]);
+      else bounds(k, sm.start[0][tid], sm.size[0][tid], sm.ok[0][tid]);
+    }
     __syncthreads();
     bool ok = true;
 #pragma unroll
