@@ -90,6 +90,16 @@ __device__ __forceinline__ uint32_t group_max(uint32_t v) {
   return __reduce_max_sync(0xffffffffu, v);
 #endif
 }
+// Bytewise minimum.
+__device__ __forceinline__ uint32_t vmin4(uint32_t a, uint32_t b) {
+#if defined(__HIPCC__) || defined(MPIZIP_HIP)
+  uint32_t r = 0;
+  for (int i = 0; i < 32; i += 8) r |= min((a >> i) & 0xFFu, (b >> i) & 0xFFu) << i;
+  return r;
+#else
+  return __vminu4(a, b);
+#endif
+}
 __device__ __forceinline__ uint32_t group_add(uint32_t v) {
 #if defined(__HIPCC__) || defined(MPIZIP_HIP)
   return lanes::sum(v);
@@ -203,17 +213,15 @@ __device__ __forceinline__ bool escaped(const uint32_t (&esc)[2], int i) {
 }
 
 // Encoder: the codes of one plane's 16 symbols of a thread at width W (2 or 4), from the plane's
-// ranks (255: not among the most frequent), symbols i >= nv coded 0; their escape masks.
+// code table (select_plane), symbols i >= nv coded 0; their escape masks.
 template <int W>
 __device__ __forceinline__ void encode_codes(const uint32_t (&s)[4], const uint8_t* rank, int nv, uint32_t (&cw)[4],
                                              uint32_t (&esc)[2]) {
-  constexpr uint32_t kEsc = (1u << W) - 1;
   constexpr int per = 32 / W;
   uint32_t c[2] = {0, 0};
 #pragma unroll
   for (int i = 0; i < kSymsPerThread; ++i) {
-    const uint32_t r = min(static_cast<uint32_t>(rank[byte_of(s, i)]), kEsc);
-    c[i / per] |= r << (W * (i % per));
+    c[i / per] |= static_cast<uint32_t>(rank[byte_of(s, i)]) << (W * (i % per));
   }
   if (nv < kSymsPerThread) {
     c[0] &= valid_bits<W>(nv, 0);
@@ -267,21 +275,21 @@ __device__ __forceinline__ void decode_codes4(const uint32_t (&c)[4], const uint
   }
 }
 
-// The histogram of a plane: one copy per lane index, 8-bit counts four to a word (a copy sees at
-// most kGroups x 16 = 128 symbols), word q of copy L at [q][L]. Lanes of one instruction always
-// hit different words in different banks, whatever their symbols: no two atomics of a warp meet
-// (a single shared histogram serialises them, and uniform data puts half the lanes on one bin).
+// The histogram of a plane: 16 copies, copy L % 16 for lane L, 16-bit counts two to a word (a copy
+// sees at most 2 x kGroups x 16 = 256 symbols), word q of copy c at [q][c]. Two lanes of an atomic
+// meet only where lanes L and L + 16 hit one word (a single shared histogram serialises whole
+// warps: uniform data puts half the lanes on one bin), and the sum reads 8 words a bin, not 32.
 template <DType T>
 struct EncSmem {
   static constexpr int P = Shape<T>::kPlanes, K = Shape<T>::kSplits;
   // The next chunk's input copied ahead (not fp64: 32 KiB of input a chunk).
   static constexpr bool kPrefetch = kAsyncCopy && K <= 4;
-  uint32_t hist[P][64][lanes::kLanes];
+  uint32_t hist[P][128][16];
   uint4 in[kPrefetch ? K : 1][kPrefetch ? kThreads : 1];  // piece j of thread t at [j][t]
   uint4 out[P][kEncChunkBytes / 16];                       // the staged chunk of each plane
   alignas(16) uint32_t cnt[P][256];
   uint32_t list[P][lanes::kLanes];
-  uint8_t rank[P][256];  // a symbol's place among the most frequent (255: not among them)
+  alignas(4) uint8_t rank[P][256];  // a symbol's code: its place among the most frequent, at most the escape
   uint32_t width[P], bytes[P];
   uint32_t part[kGroups];
   uint32_t next[2];
@@ -308,8 +316,9 @@ __device__ __forceinline__ void prefetch_input(const EncParams& p, EncSmem<T>& s
     if (16 * (c0 + j) + 16 <= nbytes) async16(&sm.in[j][threadIdx.x], p.src + 16 * (c0 + j));
 }
 
-// The most frequent symbols of plane pl (count descending, symbol ascending), by one warp: their
-// ranks to sm.rank, the width, the chunk's head and size.
+// The most frequent symbols of plane pl (count descending, symbol ascending), by one warp: the
+// width, the chunk's head and size, and sm.rank turned into the code table of width 2 or 4 (a
+// symbol's rank, every other symbol the escape code).
 template <DType T>
 __device__ __forceinline__ void select_plane(EncSmem<T>& sm, int pl, uint32_t n) {
   const int lane = lanes::lane();
@@ -374,6 +383,12 @@ __device__ __forceinline__ void select_plane(EncSmem<T>& sm, int pl, uint32_t n)
   if (lane < 16) head[lane] = lane == 0 ? static_cast<uint8_t>(w) : 0;
   lanes::sync();
   if (w < 8 && rk < format::fast_escape(w)) head[1 + rk] = static_cast<uint8_t>(sym);
+  if (w < 8) {  // ranks to codes: at most the escape code, four bytes at a time
+    const uint32_t e4 = format::fast_escape(w) * 0x01010101u;
+    auto* r4 = reinterpret_cast<uint32_t*>(sm.rank[pl]);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) r4[lane + 32 * i] = vmin4(r4[lane + 32 * i], e4);
+  }
   if (lane == 0) {
     sm.width[pl] = w;
     sm.bytes[pl] = static_cast<uint32_t>(format::fast_chunk_bytes(n, w, nesc));
@@ -422,7 +437,7 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
   // The first ticket; later tickets are taken one chunk ahead (sm.next alternates between two
   // words, so that a ticket is never overwritten before every thread has read it).
   if (tid == 0) sm.next[0] = atomicAdd(&p.state->ticket, 1u);
-  for (int i = tid; i < P * 64 * lanes::kLanes / 4; i += kThreads)
+  for (int i = tid; i < static_cast<int>(sizeof(sm.hist) / 16); i += kThreads)
     reinterpret_cast<uint4*>(&sm.hist[0][0][0])[i] = make_uint4(0, 0, 0, 0);
   __syncthreads();
   uint32_t k = sm.next[0];
@@ -458,7 +473,7 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
       for (int i = 0; i < kSymsPerThread; ++i)
         if (i < nv) {
           const uint32_t sym = byte_of(sw[pl], i);
-          atomicAdd(&sm.hist[pl][sym >> 2][lane], 1u << (8 * (sym & 3)));
+          atomicAdd(&sm.hist[pl][sym >> 1][lane & 15], sym & 1 ? 0x10000u : 1u);
         }
     __syncthreads();  // (1) histogram complete; the next ticket visible
 
@@ -466,23 +481,17 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
     const uint32_t k_next = sm.next[it];
     if (kPre && k_next < nck) prefetch_input<T>(p, sm, nbytes, k_next);
 
-    // Counts: thread t sums word t/4 over copies 8(t%4)..+7 (rotated by the word: no bank
-    // conflicts), bytes in 16-bit lanes, then the four partial sums; bin t is byte t%4 of word t/4.
+    // Counts: thread t sums word t/2 over copies 8(t%2)..+7 (rotated by t/4: no bank conflicts),
+    // both 16-bit halves at once (at most 2048 each), then the two partial sums; bin t is half t%2
+    // of word t/2.
 #pragma unroll
     for (int pl = 0; pl < P; ++pl) {
-      const int q = tid >> 2, r = tid & 3;
-      uint32_t lo = 0, hi = 0;
+      const int q = tid >> 1, h = tid & 1;
+      uint32_t v = 0;
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const uint32_t v = sm.hist[pl][q][8 * r + ((i + q) & 7)];
-        lo += v & 0x00FF00FFu;
-        hi += (v >> 8) & 0x00FF00FFu;
-      }
-      lo += lanes::shfl_xor(lo, 1);
-      hi += lanes::shfl_xor(hi, 1);
-      lo += lanes::shfl_xor(lo, 2);
-      hi += lanes::shfl_xor(hi, 2);
-      sm.cnt[pl][tid] = ((r & 1 ? hi : lo) >> (16 * (r >> 1))) & 0xFFFFu;
+      for (int i = 0; i < 8; ++i) v += sm.hist[pl][q][8 * h + ((i + (q >> 1)) & 7)];
+      v += lanes::shfl_xor(v, 1);
+      sm.cnt[pl][tid] = (v >> (16 * h)) & 0xFFFFu;
       sm.rank[pl][tid] = 255;
     }
     __syncthreads();  // (2) counts complete; the histogram free
@@ -491,7 +500,7 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
     if (grp < P) {
       select_plane<T>(sm, grp, n);
     } else {
-      for (int i = tid - P * lanes::kLanes; i < P * 64 * lanes::kLanes / 4; i += kThreads - P * lanes::kLanes)
+      for (int i = tid - P * lanes::kLanes; i < static_cast<int>(sizeof(sm.hist) / 16); i += kThreads - P * lanes::kLanes)
         reinterpret_cast<uint4*>(&sm.hist[0][0][0])[i] = make_uint4(0, 0, 0, 0);
     }
     __syncthreads();  // (3) widths, ranks and heads complete
