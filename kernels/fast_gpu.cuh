@@ -5,16 +5,16 @@
 // Encoder, per chunk: the thread's 16-byte input pieces, copied into shared memory by cp.async
 // during the previous chunk (the first chunk and unaligned or partial pieces: plain loads), split in
 // registers (kernels/split.cuh) with the raw bits stored straight to the raw section; a histogram of
-// each plane's symbols in shared memory (one copy per lane index, so that no two atomics of a warp
-// meet), summed four bins a word with 16-bit lanes, four threads a word. One warp per plane ranks
-// the chunk's distinct symbols (up to 32 of them: each lane one symbol, its rank counted over the
-// warp with shuffles; more: 15 rounds of a warp-wide max) and picks the code width (2, 4 or 8 bits)
-// that makes the chunk smallest; meanwhile the other warps clear the histogram for the next chunk.
-// The last warp, which did no selection, then places the chunk with the decoupled
-// look-back of kernels/scan_state.cuh while the others code their symbols into a staging copy of the
-// chunk in shared memory (code loops specialised per width): the codes with one store a thread,
-// the escaped symbols at the offsets of a block-wide scan of their counts. The staged chunk leaves
-// with 16-byte stores. Five barriers a chunk.
+// each plane's symbols in shared memory (16 copies of 16-bit counts, copy L % 16 for lane L), summed
+// two threads a word. One warp per plane ranks the chunk's distinct symbols (up to 32 of them: each
+// lane one symbol, its rank counted over the warp with shuffles; more: 15 rounds of a warp-wide max),
+// picks the code width (2, 4 or 8 bits) that makes the chunk smallest and turns the ranks into that
+// width's code table; meanwhile the other warps clear the histogram for the next chunk. The last
+// warp, which did no selection, then places the chunk with the decoupled look-back of
+// kernels/scan_state.cuh while the others code their symbols into a staging copy of the chunk in
+// shared memory (code loops specialised per width): the codes with one store a thread, the escaped
+// symbols at the offsets of a block-wide scan of their counts. The staged chunk leaves with 16-byte
+// stores. Five barriers a chunk.
 //
 // Decoder, per chunk: its bounds from the block table (checked; read one chunk ahead), the chunk
 // copied into one of two shared-memory buffers by cp.async during the previous chunk, the raw bits
