@@ -14,17 +14,19 @@ namespace dev = mpizip::kernels::fast;
 
 namespace {
 
-// Up to 8 CTAs of 256 threads fill a multiprocessor's 2048 threads; 4 is the floor the register
-// cap keeps (64 registers a thread).
+// Up to 8 CTAs of 256 threads fill a multiprocessor's 2048 threads. The encoder keeps 64 registers
+// a thread (4 CTAs: its next chunk's input is already in flight, so fewer CTAs keep the memory
+// busy); the decoder of one plane on aligned buffers fits 48 (5 CTAs) without spilling, the others
+// keep 64.
 template <DType T, bool kAligned>
 __global__ void __launch_bounds__(dev::kThreads, 4) encode_kernel(const dev::EncParams p) {
-  __shared__ dev::EncSmem<dev::Shape<T>::kPlanes> sm;
+  __shared__ dev::EncSmem<T> sm;
   dev::encode<T, kAligned>(p, sm);
 }
 
 template <DType T, bool kAligned>
-__global__ void __launch_bounds__(dev::kThreads, 4) decode_kernel(const dev::DecParams p) {
-  __shared__ dev::DecSmem<dev::Shape<T>::kPlanes> sm;
+__global__ void __launch_bounds__(dev::kThreads, kAligned && dev::Shape<T>::kPlanes == 1 ? 5 : 4) decode_kernel(const dev::DecParams p) {
+  __shared__ dev::DecSmem<T> sm;
   dev::decode<T, kAligned>(p, sm);
 }
 

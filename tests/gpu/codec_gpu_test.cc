@@ -881,6 +881,57 @@ TEST(CodecGpuFast, SizesOffsetsAndCtas) {
   }
 }
 
+// Chunks built around the edges of the encoder's selection, one after another in one stream (with
+// one CTA, every kind follows every other through the same buffers): 16 symbols of equal counts
+// (width 4, ranks by symbol alone, the 16th escapes), a tie between ranks 2 and 3 (width 2), a tie
+// across ranks 14 and 15 (width 4), exactly 32 and 33 distinct symbols (the warp-wide rank count and
+// its 15-round fallback), and random exponents (width 8). Symbols in scrambled order, elements
+// shuffled within each chunk; bf16 and fp32, whole and with a partial last chunk.
+TEST(CodecGpuFast, WidthsTiesAndDistinctSymbols) {
+  const uint32_t C = mpizip::format::kFastChunkSymbols;
+  std::mt19937 rng(23);
+  std::vector<uint32_t> exps;  // one exponent per element
+  for (int r = 0; r < 36; ++r) {
+    std::vector<uint32_t> sym(40);
+    for (uint32_t i = 0; i < sym.size(); ++i) sym[i] = 90 + i;
+    std::shuffle(sym.begin(), sym.end(), rng);
+    std::vector<std::pair<uint32_t, uint32_t>> c;  // (symbol, count)
+    const int kind = r % 6;
+    if (kind == 0) {
+      for (int i = 0; i < 16; ++i) c.push_back({sym[i], 256});
+    } else if (kind == 1) {
+      c = {{sym[0], 1400}, {sym[1], 1400}, {sym[2], 648}, {sym[3], 648}};
+    } else if (kind == 2) {
+      for (int i = 0; i < 17; ++i) c.push_back({sym[i], i < 14 ? 250u : 198u});
+    } else if (kind == 3 || kind == 4) {
+      for (int i = 0; i < 29 + kind; ++i) c.push_back({sym[i], i < 3 ? 1200u : 16u});
+    } else {
+      for (uint32_t i = 0; i < C; ++i) c.push_back({static_cast<uint32_t>(rng() & 0xFF), 1});
+    }
+    uint32_t sum = 0;
+    for (auto& x : c) sum += x.second;
+    c[0].second += C - sum;  // the first symbol's count stays the largest
+    std::vector<uint32_t> e;
+    for (auto& x : c) e.insert(e.end(), x.second, x.first);
+    std::shuffle(e.begin(), e.end(), rng);
+    exps.insert(exps.end(), e.begin(), e.end());
+  }
+  const uint64_t count = exps.size();
+  std::vector<uint16_t> b(count);
+  std::vector<uint32_t> f(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint32_t m = rng();
+    b[i] = static_cast<uint16_t>(((m >> 31) << 15) | (exps[i] << 7) | (m & 0x7F));
+    f[i] = ((m >> 31) << 31) | (exps[i] << 23) | (m & 0x7FFFFF);
+  }
+  for (int ctas : {0, 1, 2, 5}) {
+    fast_round_trip(DType::kBf16, b.data(), count, ctas == 1, 0, 0, ctas);
+    fast_round_trip(DType::kFp32, f.data(), count, ctas == 2, 0, 0, ctas);
+  }
+  fast_round_trip(DType::kBf16, b.data(), count - 1000, true, 0, 0, 1);
+  fast_round_trip(DType::kFp32, f.data(), count - 1000, false, 0, 0, 3);
+}
+
 TEST(CodecGpuFast, RatioOfUniformBf16) {
   for (uint64_t count : {uint64_t{1} << 19, quick() ? uint64_t{1} << 20 : uint64_t{1} << 28}) {
     const std::vector<uint16_t> v = uniform_bf16(count, 11);
