@@ -104,6 +104,7 @@ Prediction Model::predict(int peer, format::DType t, Side side, uint64_t bytes,
 Prediction Model::decide(int peer, format::DType t, Side side, uint64_t bytes, double ratio) {
   std::lock_guard<std::mutex> lock(mutex_);
   Prediction p = predict_locked(peer, t, side, bytes, ratio);
+  last_type_[static_cast<size_t>(side)] = static_cast<int>(slot(t));
   const bool known = peer >= 0 && static_cast<size_t>(peer) < links_.size();
   if (p.compress && known && !links_[static_cast<size_t>(peer)].fixed &&
       bytes >= kLearnBytes && ++explore_[static_cast<size_t>(peer)] % kExplore == 0) {
@@ -281,6 +282,12 @@ Report Model::report() const {
     r.link_min = any ? std::min(r.link_min, l.rate) : l.rate;
     r.link_max = any ? std::max(r.link_max, l.rate) : l.rate;
     any = true;
+  }
+  for (size_t side = 0; side < 2; ++side) {
+    if (last_type_[side] < 0) continue;
+    const Codec& c = codecs_[side][static_cast<size_t>(last_type_[side])];
+    r.codec_rate[side] = side == static_cast<size_t>(Side::kCpu) && c.pipeline > 0 ? c.pipeline : c.rate;
+    r.codec_latency[side] = c.latency;
   }
   return r;
 }

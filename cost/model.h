@@ -63,6 +63,11 @@ struct Report {
   double predicted_seconds = 0;    // its predictions of the messages it decided
   double observed_seconds = 0;     // what the same messages took, post to completion at the sender
   double link_min = 0, link_max = 0;  // peers' link rates (bytes/s), of those known
+  // The codec as the model uses it, for the element type of each side's last decision ([side];
+  // 0 where that side decided nothing): encode bytes/s (the CPU's: its pipeline's where measured)
+  // and a pass's latency (seconds; the GPU's).
+  double codec_rate[2] = {0, 0};
+  double codec_latency[2] = {0, 0};
 };
 
 class Model {
@@ -150,6 +155,7 @@ class Model {
   std::vector<uint64_t> explore_;                 // per peer: decisions to compress (kExplore)
   std::vector<uint64_t> retry_;                   // per peer: decisions the codec kept raw
   std::vector<uint32_t> trial_;                   // per peer: trial messages still to compress
+  std::array<int, 2> last_type_ = {-1, -1};       // [side]: the type of its last decision
   struct SizeClass {
     uint32_t tries[2] = {0, 0};  // calls measured raw [0] and compressed [1]
     double seconds[2] = {0, 0};  // their moving averages

@@ -128,6 +128,16 @@ void print_protocol(CommState& s, const std::string& label) {
                     static_cast<unsigned long long>(r.raw), r.predicted_seconds * 1e3,
                     r.observed_seconds * 1e3, r.link_min / 1e9, r.link_max / 1e9);
       line += buf;
+      const size_t gpu = static_cast<size_t>(cost::Side::kGpu), cpu = static_cast<size_t>(cost::Side::kCpu);
+      if (r.codec_rate[gpu] > 0) {
+        std::snprintf(buf, sizeof buf, " gpu codec=%.0f GB/s+%.0f us", r.codec_rate[gpu] / 1e9,
+                      r.codec_latency[gpu] * 1e6);
+        line += buf;
+      }
+      if (r.codec_rate[cpu] > 0) {
+        std::snprintf(buf, sizeof buf, " cpu codec=%.2f GB/s", r.codec_rate[cpu] / 1e9);
+        line += buf;
+      }
     }
   }
   if (line.empty()) return;

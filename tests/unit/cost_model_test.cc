@@ -151,6 +151,10 @@ TEST(CostModel, MeasuredLinkExploresRawAndReportCounts) {
   Report r = m.report();
   EXPECT_EQ(r.compressed, 62u);
   EXPECT_EQ(r.raw, 2u);
+  // The codec's figures as the decisions used them: the GPU's for bf16, nothing of the CPU's.
+  EXPECT_DOUBLE_EQ(r.codec_rate[static_cast<size_t>(Side::kGpu)], m.encode_rate(DType::kBf16, Side::kGpu));
+  EXPECT_DOUBLE_EQ(r.codec_latency[static_cast<size_t>(Side::kGpu)], m.codec_latency(Side::kGpu));
+  EXPECT_EQ(r.codec_rate[static_cast<size_t>(Side::kCpu)], 0.0);
   // A link the transport names is never explored.
   m.set_link(1, 1e9);
   for (int i = 0; i < 64; ++i) EXPECT_TRUE(m.decide(1, DType::kBf16, Side::kGpu, 64 * kMiB, 0.66).compress);
