@@ -23,9 +23,13 @@ using transport::IpcCache;
 using transport::IpcDescriptor;
 using transport::IpcMapping;
 
-// Buffers below this size are always staged: the runtime carves small allocations out of shared
-// blocks, and CUDA IPC refuses to map a second allocation of a block a process already maps
-// (cudaErrorAlreadyMapped). The group's own memory comes in whole blocks of kBlock.
+// Buffers in allocations below this size are always staged: the runtime carves small allocations
+// out of shared blocks, and CUDA IPC refuses to map a second allocation of a block a process
+// already maps (cudaErrorAlreadyMapped). What counts is the allocation's size, not the call's: an
+// application allocates its buffers once at the largest size it sends (OSU's programs do), and a
+// 64 KiB call in such a buffer staged through the group's memory paid two copies and two stream
+// synchronisations more than a 1 MiB one (osu-bench/results/README.md, "Every collective
+// GPU-native"). The group's own memory comes in whole blocks of kBlock.
 constexpr uint64_t kStageBelow = 1 << 20;
 constexpr uint64_t kBlock = 2 << 20;
 
@@ -148,10 +152,11 @@ void setup(MPI_Comm comm, bool one_node, Group* g, const Options& o) {
                 g->tma ? "TMA" : "SM load/store");
 }
 
-// `p` is device memory of this process that CUDA IPC can share; *d describes it.
+// `p` is device memory of this process, in an allocation of at least kStageBelow that CUDA IPC can
+// share; *d describes it.
 bool shareable(const void* p, uint64_t bytes, IpcDescriptor* d) {
-  return bytes >= kStageBelow && platform::is_device_pointer(p) &&
-         ok(transport::ipc_describe(p, bytes, d));
+  return platform::is_device_pointer(p) && ok(transport::ipc_describe(p, bytes, d)) &&
+         d->bytes >= kStageBelow;
 }
 
 bool reserve(platform::DeviceMemory* mem, uint64_t bytes) {
@@ -183,7 +188,7 @@ void ring(const Options& o, int nsrc, k::Launch* l) {
 // every rank passes the call on (*handled false).
 Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* out_user,
            kernels::reduce::Type t, kernels::reduce::Op op, MPI_Comm comm, const Options& o,
-           bool can, bool* handled, bool* runtime_copies) {
+           bool can, bool* handled, Outcome* outcome) {
   *handled = false;
   if (!g->on) return Status::kOk;
   int rc = MPI_SUCCESS;
@@ -199,7 +204,7 @@ Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* ou
   if (!ok(k::engine_stream(&stream))) stream = nullptr;
   void* out_dev = out_user;
   const void* in_dev = nullptr;
-  bool stage_out = false;
+  bool stage_out = false, in_staged = false;
   // Two attempts: the second, after a peer could not map a buffer, stages every buffer.
   for (int attempt = 0;; ++attempt) {
     const bool force = attempt > 0;
@@ -224,6 +229,7 @@ Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* ou
     }
     // The input.
     in_dev = nullptr;
+    in_staged = false;
     if (!local_ok || e.in_bytes == 0) {
     } else if (e.in_inside_out) {
       in_dev = static_cast<const char*>(out_dev) + e.in_offset;
@@ -234,6 +240,7 @@ Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* ou
                                           : !platform::is_device_pointer(in_user));
       in_dev = in_user;
       if (must_stage) {
+        in_staged = true;
         local_ok = stage(&g->stage_in, in_user, e.in_bytes, stream);
         staged = true;
         in_dev = g->stage_in.get();
@@ -321,7 +328,8 @@ Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* ou
   // at its barrier (stream order makes the copies complete, and so visible to every peer, before
   // this rank signals).
   const bool copies = ok(planned) && tma::runtime_copies(l, bytes, o.copy_engine_bytes);
-  if (runtime_copies != nullptr) *runtime_copies = copies;
+  outcome->runtime_copies = copies;
+  outcome->staged = in_staged || stage_out;
   *handled = true;
   // Every rank is past the entry: from here a rank whose part fails tells the others (the header's
   // "Failures after the entry").
@@ -394,10 +402,12 @@ std::shared_ptr<Group> make_group(MPI_Comm comm, bool one_node, const Options& o
 }
 
 Status collective(Group* g, const Args& a, MPI_Comm comm, const Options& o, bool* handled,
-                  bool* runtime_copies) {
-  if (runtime_copies != nullptr) *runtime_copies = false;
+                  Outcome* outcome) {
+  Outcome ignored;
+  if (outcome == nullptr) outcome = &ignored;
+  *outcome = Outcome{};
   return run(g, a.call, a.in_place, a.in_place ? a.out : a.in, a.out, a.type, a.op, comm, o,
-             a.can, handled, runtime_copies);
+             a.can, handled, outcome);
 }
 
 }  // namespace mpizip::coll::tma

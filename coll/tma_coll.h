@@ -89,9 +89,12 @@ struct Args {
   kernels::reduce::Op op = kernels::reduce::Op::kSum;
   bool can = true;
 };
-// `runtime_copies` (optional) says whether this rank's copies ran on the GPU runtime's copies
-// (Options::copy_engine_bytes) rather than the engine's CTAs.
+// How this rank's part of a handled call ran (for the statistics and the tests of forced paths).
+struct Outcome {
+  bool runtime_copies = false;  // its copies ran on the GPU runtime's copies, not the engine's CTAs
+  bool staged = false;          // its input or output went through the group's own memory
+};
 Status collective(Group* g, const Args& a, MPI_Comm comm, const Options& o, bool* handled,
-                  bool* runtime_copies = nullptr);
+                  Outcome* outcome = nullptr);
 
 }  // namespace mpizip::coll::tma

@@ -304,12 +304,14 @@ std::optional<int> on_engine(MPI_Comm comm, coll::tma::Args a, const char* what,
   if (!tma_large_enough(coll::tma::collective_bytes(a.call, P), reduced)) return std::nullopt;
   coll::tma::Group* g = tma_group(comm, *o);
   if (g == nullptr) return std::nullopt;
-  bool handled = false, runtime_copies = false;
-  const Status s = coll::tma::collective(g, a, comm, *o, &handled, &runtime_copies);
+  bool handled = false;
+  coll::tma::Outcome how;
+  const Status s = coll::tma::collective(g, a, comm, *o, &handled, &how);
   if (handled && ok(s)) {
     if (CommState* st = comm_state_find(comm)) {
       st->engine_collectives.fetch_add(1, std::memory_order_relaxed);
-      if (runtime_copies) st->engine_runtime_copies.fetch_add(1, std::memory_order_relaxed);
+      if (how.runtime_copies) st->engine_runtime_copies.fetch_add(1, std::memory_order_relaxed);
+      if (how.staged) st->engine_staged.fetch_add(1, std::memory_order_relaxed);
     }
   }
   if (handled || !ok(s)) return raise(comm, s, what);

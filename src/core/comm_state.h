@@ -84,6 +84,7 @@ struct CommState : std::enable_shared_from_this<CommState> {
   // Collectives the intra-node engine ran (coll/tma_coll.h).
   std::atomic<uint64_t> engine_collectives{0};
   std::atomic<uint64_t> engine_runtime_copies{0};  // of those, copies made by the GPU runtime's copies
+  std::atomic<uint64_t> engine_staged{0};  // of those, buffers staged through the engine's own memory
   // Collectives run in stages across nodes (coll/hierarchical.h), counted on the communicator
   // the application called them on.
   std::atomic<uint64_t> hierarchical_collectives{0};

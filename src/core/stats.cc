@@ -78,10 +78,12 @@ void print_protocol(CommState& s, const std::string& label) {
     line += buf;
   }
   if (const uint64_t e = s.engine_collectives.load(std::memory_order_relaxed); e != 0) {
-    std::snprintf(buf, sizeof buf, "%sintra-node engine collectives=%llu runtime copies=%llu",
+    std::snprintf(buf, sizeof buf,
+                  "%sintra-node engine collectives=%llu runtime copies=%llu staged=%llu",
                   line.empty() ? "" : "; ", static_cast<unsigned long long>(e),
                   static_cast<unsigned long long>(
-                      s.engine_runtime_copies.load(std::memory_order_relaxed)));
+                      s.engine_runtime_copies.load(std::memory_order_relaxed)),
+                  static_cast<unsigned long long>(s.engine_staged.load(std::memory_order_relaxed)));
     line += buf;
   }
   if (const uint64_t h = s.hierarchical_collectives.load(std::memory_order_relaxed); h != 0) {

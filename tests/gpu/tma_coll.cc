@@ -9,7 +9,11 @@
 // device point-to-point traffic, and host buffers on odd ranks (staged). --small: a few cases (for
 // compute-sanitizer); --big: add a 1 GiB fp32 allreduce; --mpi-below B: float and double reductions
 // under B bytes are checked against the MPI library's result (MPIZIP_TMA_MIN_BYTES=B sends them
-// there). Exits 77 without a GPU.
+// there); --slab: every device buffer is carved out of one 64 MiB allocation, at offsets that move
+// from case to case, as an application allocates once at its largest size (the engine shares such
+// buffers at any call size instead of staging them: tma_coll.sh checks the statistics' staged=0),
+// out-of-place calls only (an in-place reduce-scatter stages its input by design). Exits 77 without
+// a GPU.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <mpi.h>
@@ -34,6 +38,11 @@ long failures = 0, cases = 0;
 // --mpi-below B: float and double reductions under B bytes go to the MPI library (MPIZip's
 // MPIZIP_TMA_MIN_BYTES), so their reference is the MPI library's own result on host copies.
 uint64_t mpi_below = 0;
+// --slab: device buffers come from one allocation (Buf), handed out from slab_used on and taken
+// back at the start of each case.
+char* slab = nullptr;
+size_t slab_used = 0;
+constexpr size_t kSlabBytes = size_t{64} << 20;
 
 void cuda_check(cudaError_t err, const char* what) {
   if (err == cudaSuccess) return;
@@ -195,11 +204,25 @@ struct Buf {
   void* p = nullptr;
   size_t bytes = 0;
   bool device = true;
+  bool carved = false;  // a part of the slab
   Buf(size_t b, bool dev) : bytes(b), device(dev) {
-    if (device) cuda_check(cudaMalloc(&p, b ? b : 1), "cudaMalloc");
-    else p = std::malloc(b ? b : 1);
+    if (device && slab != nullptr) {
+      const size_t take = (b + 255) / 256 * 256 + 256;
+      if (slab_used + take > kSlabBytes) {
+        std::fprintf(stderr, "rank %d: the slab is full\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+      }
+      p = slab + slab_used;
+      slab_used += take;
+      carved = true;
+    } else if (device) {
+      cuda_check(cudaMalloc(&p, b ? b : 1), "cudaMalloc");
+    } else {
+      p = std::malloc(b ? b : 1);
+    }
   }
   ~Buf() {
+    if (carved) return;
     if (device) cudaFree(p);
     else std::free(p);
   }
@@ -257,6 +280,7 @@ void one(Kind kind, DType t, Op op, uint64_t count, bool in_place, bool device, 
                 type_name(t), op_name(op), static_cast<unsigned long long>(count),
                 in_place ? "in-place" : "out-of-place", device ? "device" : "host",
                 static_cast<unsigned long long>(seed));
+  slab_used = (seed % 7) * 4096;  // buffers at offsets that differ from case to case
   std::vector<uint8_t> want;
   if (kind == Kind::kAllreduce) {
     Buf out(count * es, device);
@@ -329,9 +353,10 @@ void p2p_ring(uint64_t seed) {
 int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return 77;
-  bool small = false, big = false;
+  bool small = false, big = false, carve = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--small")) small = true;
+    if (!std::strcmp(argv[i], "--slab")) carve = true;
     if (!std::strcmp(argv[i], "--big")) big = true;
     if (!std::strcmp(argv[i], "--mpi-below") && i + 1 < argc) mpi_below = std::strtoull(argv[i + 1], nullptr, 0);
   }
@@ -344,6 +369,20 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> counts = {1, 2, 3, static_cast<uint64_t>(nranks) + 1, 7, 9, 17, 1000, 4097, 65537};
   if (small) counts = {1, 5, 4097};
   uint64_t seed = 1;
+  if (carve) {
+    cuda_check(cudaMalloc(&slab, kSlabBytes), "cudaMalloc of the slab");
+    for (Kind k : kinds)
+      for (DType t : types)
+        for (Op op : ops) {
+          if (k == Kind::kAllgather && op != Op::kSum) continue;
+          for (uint64_t n : {uint64_t{1}, uint64_t{5}, uint64_t{4097}, uint64_t{65537}})
+            one(k, t, op, n, false, true, seed++);
+        }
+    const uint64_t sizes[] = {1, 333, 4096, 70001};
+    for (int i = 0; i < 300; ++i) one(kinds[i % 3], DType::kFp32, Op::kSum, sizes[(i / 3) % 4], false, true, 100000 + i);
+    small = true;
+    counts.clear();
+  }
   for (Kind k : kinds)
     for (DType t : types)
       for (Op op : ops) {
@@ -351,7 +390,7 @@ int main(int argc, char** argv) {
         for (uint64_t n : counts)
           for (int ip = 0; ip < 2; ++ip) one(k, t, op, n, ip, true, seed++);
       }
-  if (!small) {
+  if (!small && !carve) {
     // Larger sizes, sum only, every type, several CTAs' worth of chunks.
     for (Kind k : kinds)
       for (DType t : types)
@@ -366,6 +405,10 @@ int main(int argc, char** argv) {
       one(k, DType::kFp32, Op::kSum, sizes[(i / 3) % 5], i % 2, true, 100000 + i);
       if (i % 10 == 0) p2p_ring(200000 + i);
     }
+  }
+  if (carve) {
+    cudaFree(slab);
+    slab = nullptr;
   }
   if (big) one(Kind::kAllreduce, DType::kFp32, Op::kSum, uint64_t{1} << 28, false, true, 999);
   long total[2] = {failures, cases}, sum[2] = {0, 0};

@@ -5,7 +5,8 @@
 # TMA_TIMEOUT seconds (a hang fails). MPIZIP_TMA_MIN_BYTES=0: the engine takes every size; one run
 # more keeps the default 64 KiB, so that the full cases' smaller float and double calls go to the
 # MPI library (device buffers staged), checked against the MPI library's own results, beside the
-# engine's. Each rank count first runs at MPIZIP_GPU_SHARING=auto, which must keep the engine off
+# engine's. Buffers carved out of one large allocation (--slab) must take the engine unstaged at
+# every size. Each rank count first runs at MPIZIP_GPU_SHARING=auto, which must keep the engine off
 # without MPS (the ranks share one GPU) and on with it. Skipped (77) where there is no GPU.
 . "$MPIZIP_SRCDIR/tests/mpi/lib.sh"
 prog="$MPIZIP_BUILDDIR/tests/gpu/tma_coll"
@@ -47,8 +48,18 @@ for np in ${TMA_TEST_NPS:-2 3 4}; do
       { tail -30 "$log"; fail "$np ranks, $cfg $args"; }
     grep -q "TMA collectives on for $np ranks" "$log" || { tail -30 "$log"; fail "$np ranks, $cfg: path not taken"; }
     case $cfg in *COPY_ENGINE*)
-      grep -q "runtime copies=[1-9]" "$log" || { grep stats "$log" | head -4; fail "$np ranks, $cfg: no copies by the runtime counted"; } ;;
+      grep -q "runtime copies=[1-9]" "$log" || { grep stats "$log" | head -4; fail "$np ranks, $cfg: no copies by the runtime counted"; }
+      # Buffers of their own allocations under 1 MiB are staged (the runtime carves them out of
+      # shared blocks, which CUDA IPC cannot map twice).
+      grep -q "runtime copies=[0-9]* staged=[1-9]" "$log" || { grep stats "$log" | head -4; fail "$np ranks, $cfg: small allocations not staged"; } ;;
     esac
     echo "$np ranks, $cfg $args: $(grep 'tma_coll:' "$log")"
   done
+  # Small calls in one large allocation: the engine shares them as they are, nothing staged.
+  MPIZIP_TEST_ENV="MPIZIP_LOG=info MPIZIP_GPU_SHARING=concurrent MPIZIP_TMA_MIN_BYTES=0 MPIZIP_STATS=1" timeout "${TMA_TIMEOUT:-300}" sh -c \
+    ". '$MPIZIP_SRCDIR/tests/mpi/lib.sh'; run_mpi mpizip $np '$prog' --slab" >"$log" 2>&1 ||
+    { tail -30 "$log"; fail "$np ranks, --slab"; }
+  n=$(grep -c "intra-node engine collectives=[1-9][0-9]* runtime copies=[0-9]* staged=0" "$log")
+  [ "$n" = "$np" ] || { grep stats "$log" | head -4; fail "$np ranks, --slab: $n of $np ranks ran every call on the engine unstaged"; }
+  echo "$np ranks, --slab: $(grep 'tma_coll:' "$log"), nothing staged"
 done
