@@ -39,7 +39,8 @@ Model::Model(int nranks, double margin)
       links_(static_cast<size_t>(std::max(nranks, 0))),
       explore_(links_.size(), 0),
       retry_(links_.size(), 0),
-      trial_(links_.size(), 0) {
+      trial_(links_.size(), 0),
+      in_flight_(links_.size(), 0) {
   for (auto& per_type : codecs_[static_cast<size_t>(Side::kGpu)]) per_type = Codec{kGpuEncode, kGpuFixed, kGpuLatency};
   for (auto& per_type : codecs_[static_cast<size_t>(Side::kCpu)]) per_type = Codec{kCpuEncode, kCpuFixed};
 }
@@ -70,7 +71,7 @@ double Model::typical_ratio(format::DType t) {
 }
 
 Prediction Model::predict_locked(int peer, format::DType t, Side side, uint64_t bytes,
-                                 double ratio) const {
+                                 double ratio, uint32_t in_flight) const {
   double link_rate = default_link_;
   if (peer >= 0 && static_cast<size_t>(peer) < links_.size() &&
       links_[static_cast<size_t>(peer)].rate > 0)
@@ -83,8 +84,9 @@ Prediction Model::predict_locked(int peer, format::DType t, Side side, uint64_t 
   // decode while later ones travel, so its three stages overlap, at the pipeline's rate.
   const double cpu_rate = c.pipeline > 0 ? c.pipeline : c.rate;
   const double pass = c.latency + b / c.rate;  // the GPU's encode, or its decode
+  const double n = 1.0 + static_cast<double>(in_flight);
   p.compressed_seconds = side == Side::kGpu
-                             ? c.fixed + std::max(ratio * b / link_rate, pass) + pass
+                             ? std::max(ratio * b / link_rate, pass) + (c.fixed + pass) / n
                              : c.fixed + std::max(ratio * b / link_rate, b / cpu_rate);
   p.compress = ratio < 1.0 && p.compressed_seconds * (1.0 + margin_) < p.raw_seconds;
   // The CPU: raw only because of the pipeline's rate, where the chunks' own encode rate (an upper
@@ -95,15 +97,29 @@ Prediction Model::predict_locked(int peer, format::DType t, Side side, uint64_t 
   return p;
 }
 
-Prediction Model::predict(int peer, format::DType t, Side side, uint64_t bytes,
-                          double ratio) const {
+Prediction Model::predict(int peer, format::DType t, Side side, uint64_t bytes, double ratio,
+                          uint32_t in_flight) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return predict_locked(peer, t, side, bytes, ratio);
+  return predict_locked(peer, t, side, bytes, ratio, in_flight);
 }
 
-Prediction Model::decide(int peer, format::DType t, Side side, uint64_t bytes, double ratio) {
+uint32_t Model::enter(int peer) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Prediction p = predict_locked(peer, t, side, bytes, ratio);
+  if (peer < 0 || static_cast<size_t>(peer) >= in_flight_.size()) return 0;
+  return in_flight_[static_cast<size_t>(peer)]++;
+}
+
+void Model::leave(int peer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (peer < 0 || static_cast<size_t>(peer) >= in_flight_.size()) return;
+  uint32_t& n = in_flight_[static_cast<size_t>(peer)];
+  if (n > 0) --n;
+}
+
+Prediction Model::decide(int peer, format::DType t, Side side, uint64_t bytes, double ratio,
+                         uint32_t in_flight) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Prediction p = predict_locked(peer, t, side, bytes, ratio, in_flight);
   last_type_[static_cast<size_t>(side)] = static_cast<int>(slot(t));
   const bool known = peer >= 0 && static_cast<size_t>(peer) < links_.size();
   if (p.compress && known && !links_[static_cast<size_t>(peer)].fixed &&

@@ -5,7 +5,12 @@
 //     t_raw  = B / link
 // and compressed to a ratio r, on the GPU (the split-send pipeline: the raw part leaves while the
 // rest is encoded, the receiver decodes once the stream is in)
-//     t_comp = fixed + max(r B / link, pass) + pass,   pass = latency + B / encode
+//     t_comp = max(r B / link, pass) + (fixed + pass) / n,   pass = latency + B / encode
+// where n is 1 + the messages of at least kLearnBytes to the same peer this rank has in flight:
+// alone (n = 1) a message pays its fixed cost, its encode (beside the wire) and its decode in a
+// row; among others the passes of one message overlap the wire of the next, so a window of n
+// messages costs each max(r B / link, pass) and the pipeline's fill once (OSU's osu_bw posts 64;
+// at 47 GB/s, 8 MiB of bf16 lost 8% raw with two in flight, when-to-compress-h100-2026-12-07b),
 // and on the CPU (chunks encoded, sent and decoded each while the others are: p2p/chunked.h)
 //     t_comp = fixed + max(r B / link, B / encode)
 // where `link` is the peer's link rate (bytes/s), `encode` the codec's rate for the element type
@@ -83,11 +88,19 @@ class Model {
   // The link rate assumed for a peer nothing is known of yet (bytes/s).
   void set_default_link(double bytes_per_second);
 
-  // Whether a message of `bytes` of type `t` to `peer` should travel compressed at `ratio`.
-  // Counts the decision (for the report); `observe` later tells what the message took.
-  Prediction decide(int peer, format::DType t, Side side, uint64_t bytes, double ratio);
+  // Whether a message of `bytes` of type `t` to `peer` should travel compressed at `ratio`, with
+  // `in_flight` other messages to `peer` under way (enter()). Counts the decision (for the
+  // report); `observe` later tells what the message took.
+  Prediction decide(int peer, format::DType t, Side side, uint64_t bytes, double ratio,
+                    uint32_t in_flight = 0);
   // The same prediction, not counted (tests, and callers that only ask).
-  Prediction predict(int peer, format::DType t, Side side, uint64_t bytes, double ratio) const;
+  Prediction predict(int peer, format::DType t, Side side, uint64_t bytes, double ratio,
+                     uint32_t in_flight = 0) const;
+
+  // A message of at least kLearnBytes to `peer` is under way until leave(peer): returns how many
+  // others were.
+  uint32_t enter(int peer);
+  void leave(int peer);
 
   // A message to `peer` completed: `app` bytes of the application's, `wire` bytes on the link,
   // `codec_seconds` of encoding (0 for a raw one), `seconds` from its post to its completion;
@@ -144,8 +157,8 @@ class Model {
     double burst_bytes = 0, burst_seconds = 0;
     double before_burst = 0;    // `pipeline` when the burst began
   };
-  Prediction predict_locked(int peer, format::DType t, Side side, uint64_t bytes,
-                            double ratio) const;
+  Prediction predict_locked(int peer, format::DType t, Side side, uint64_t bytes, double ratio,
+                            uint32_t in_flight) const;
 
   mutable std::mutex mutex_;
   double margin_;
@@ -155,6 +168,7 @@ class Model {
   std::vector<uint64_t> explore_;                 // per peer: decisions to compress (kExplore)
   std::vector<uint64_t> retry_;                   // per peer: decisions the codec kept raw
   std::vector<uint32_t> trial_;                   // per peer: trial messages still to compress
+  std::vector<uint32_t> in_flight_;               // per peer: messages entered, not yet left
   std::array<int, 2> last_type_ = {-1, -1};       // [side]: the type of its last decision
   struct SizeClass {
     uint32_t tries[2] = {0, 0};  // calls measured raw [0] and compressed [1]

@@ -41,6 +41,7 @@ class SendOp : public platform::Operation {
   // is the operation's (abandon()), which still completes, and whose receiver is told. An
   // operation whose start failed has posted nothing and may be dropped.
   ~SendOp() override {
+    leave();
     if (match_req_ == MPI_REQUEST_NULL) return;
     // Not reached by the request engine, which drops operations only once complete.
     MPIZIP_WARN("send to rank %d dropped before its match message completed; cancelling it", dest_);
@@ -71,6 +72,16 @@ class SendOp : public platform::Operation {
     // Host buffers, which compress only where the user asked (MPIZIP_HOST_COMPRESS), keep that
     // ask unless the transport knows the link's rate (the emulated link): the CPU codec's speed
     // against a link measured on the fly is the user's call.
+    // What it takes goes back to the model once it completes (release()); until then it counts
+    // among the peer's messages in flight, which the model's prediction spreads a compressed
+    // message's fixed costs over.
+    observed_ = ch_.cost != nullptr && (!b_.device || !same_node) &&
+                app_bytes_ >= cost::Model::kLearnBytes;
+    uint32_t in_flight = 0;
+    if (observed_) {
+      in_flight = ch_.cost->enter(dest_);
+      entered_ = true;
+    }
     if (wants_compression && mode == Compress::kAuto && ch_.cost != nullptr &&
         (b_.device ? !same_node : ch_.cost->knows_link(dest_))) {
       const double ratio =
@@ -78,11 +89,8 @@ class SendOp : public platform::Operation {
               ? ch_.ratios->expected_ratio(dest_, tag_, b_.dtype, cost::Model::typical_ratio(b_.dtype))
               : cost::Model::typical_ratio(b_.dtype);
       wants_compression =
-          ch_.cost->decide(dest_, b_.dtype, side(), app_bytes_, ratio).compress;
+          ch_.cost->decide(dest_, b_.dtype, side(), app_bytes_, ratio, in_flight).compress;
     }
-    // What it takes goes back to the model once it completes (release()).
-    observed_ = ch_.cost != nullptr && (!b_.device || !same_node) &&
-                app_bytes_ >= cost::Model::kLearnBytes;
     posted_at_ = std::chrono::steady_clock::now();
     tried_compression_ = wants_compression && (!b_.device || !same_node);
     bool gpu_failed = false;
@@ -493,6 +501,13 @@ class SendOp : public platform::Operation {
     return true;
   }
 
+  // The message no longer counts among its peer's in flight (once).
+  void leave() {
+    if (!entered_) return;
+    entered_ = false;
+    ch_.cost->leave(dest_);
+  }
+
   // MPIZip's memory goes back to its pools as soon as nothing of the message needs it.
   void release() {
     status_.error = error_;
@@ -505,6 +520,7 @@ class SendOp : public platform::Operation {
                         traffic_.compressed, traffic_.codec_seconds, seconds_since(posted_at_));
       observed_ = false;
     }
+    leave();
     if (on_done_) {
       on_done_(traffic_);
       on_done_ = nullptr;
@@ -519,6 +535,7 @@ class SendOp : public platform::Operation {
   std::function<void(const Traffic&)> on_done_;
   bool tried_compression_ = false;  // the outcome goes to the stream's ratios (note_ratio)
   bool observed_ = false;           // what it took goes to the cost model (release())
+  bool entered_ = false;            // counted among its peer's messages in flight (leave())
   std::chrono::steady_clock::time_point posted_at_;
   // Where this message's codec runs, for the cost model.
   cost::Side side() const { return b_.device ? cost::Side::kGpu : cost::Side::kCpu; }
