@@ -10,6 +10,7 @@
 #
 # Steps run in that order (the most needed first) whatever the order in STEPS, each bounded by
 # T_<STEP> seconds (defaults below), so that a hung kernel cannot take the whole call.
+# DATA (default uniform,normal) and TYPES pick the benchmark's data and types.
 # rest: the other codec_gpu_test cases (the ANS coder), where the call has time left; ncu: Nsight
 # Compute's speed-of-light and memory sections of the fast encoder and decoder, bf16 uniform 1 GiB.
 set -u
@@ -36,7 +37,7 @@ if has tests && [ -x "$bin/codec_gpu_test" ]; then
 fi
 if has bench && [ -x "$bin/codec" ]; then
   # 1 MiB to 1 GiB by 4x (1, 4, 16, 64, 256, 1024 MiB), both coders on the same buffers.
-  bounded "${T_BENCH:-150}" "$bin/codec" --types="${TYPES:-bf16,fp32,e5m2}" --data=uniform,normal --min=1M --max=1G \
+  bounded "${T_BENCH:-150}" "$bin/codec" --types="${TYPES:-bf16,fp32,e5m2}" --data="${DATA:-uniform,normal}" --min=1M --max=1G \
     --mode="${MODES:-ans,fast}" --commit="${COMMIT:-unknown}" --json="$out/mpizip.json" > "$out/mpizip.txt" 2>&1
   stamp "codec: exit $?"
 fi
