@@ -1,6 +1,7 @@
 // The GPU codec's fast mode (docs/FORMAT.md, "Fast streams"): one pass over the input, one CTA of
 // 256 threads per chunk of 4096 symbols at a time, 16 consecutive symbols a thread, and the next
-// chunk's bytes already on their way into shared memory while the current one is coded (v19).
+// chunk's bytes already on their way into shared memory while the current one is staged and
+// written out (v19; v20 takes that chunk's ticket only after the current chunk's look-back).
 //
 // Encoder, per chunk: the thread's 16-byte input pieces, copied into shared memory by cp.async
 // during the previous chunk (the first chunk and unaligned or partial pieces: plain loads), split in
@@ -434,8 +435,10 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
     }
   }
 
-  // The first ticket; later tickets are taken one chunk ahead (sm.next alternates between two
-  // words, so that a ticket is never overwritten before every thread has read it).
+  // The first ticket; each later one is taken by the placing warp once the current chunk's
+  // look-back is done (never before a wait of this CTA: a ticket drawn a whole chunk ahead was held
+  // through that chunk's look-back, so one CTA's wait delayed every later chunk's, and the waits
+  // added up over a long run), read after barrier (4). sm.next alternates between two words.
   if (tid == 0) sm.next[0] = atomicAdd(&p.state->ticket, 1u);
   for (int i = tid; i < static_cast<int>(sizeof(sm.hist) / 16); i += kThreads)
     reinterpret_cast<uint4*>(&sm.hist[0][0][0])[i] = make_uint4(0, 0, 0, 0);
@@ -445,7 +448,6 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
 
   for (uint32_t it = 1;; it ^= 1) {
     if (k >= nck || !room) break;
-    if (tid == 0) sm.next[it] = atomicAdd(&p.state->ticket, 1u);
     const uint32_t n = static_cast<uint32_t>(min64(format::kFastChunkSymbols, nsym - uint64_t{k} * format::kFastChunkSymbols));
     const int nv = max(0, min(kSymsPerThread, static_cast<int>(n) - tid * kSymsPerThread));
     const uint64_t c0 = uint64_t{k} * (kThreads * K) + static_cast<uint64_t>(tid) * K;
@@ -475,11 +477,7 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
           const uint32_t sym = byte_of(sw[pl], i);
           atomicAdd(&sm.hist[pl][sym >> 1][lane & 15], sym & 1 ? 0x10000u : 1u);
         }
-    __syncthreads();  // (1) histogram complete; the next ticket visible
-
-    // The next chunk's input on its way (into this thread's own slots, already read).
-    const uint32_t k_next = sm.next[it];
-    if (kPre && k_next < nck) prefetch_input<T>(p, sm, nbytes, k_next);
+    __syncthreads();  // (1) histogram complete
 
     // Counts: thread t sums word t/2 over copies 8(t%2)..+7 (rotated by t/4: no bank conflicts),
     // both 16-bit halves at once (at most 2048 each), then the two partial sums; bin t is half t%2
@@ -508,7 +506,9 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
 #pragma unroll
     for (int pl = 0; pl < P; ++pl) total += sm.bytes[pl];
 
-    // The last warp, which did no selection, places the chunk; the others code meanwhile.
+    // The last warp, which did no selection, places the chunk, then draws the next ticket; the
+    // others code meanwhile.
+    uint32_t ticket = 0;
     if (grp == kGroups - 1) {
       uint64_t base = 0;
       if (lane == 0) publish_entry(p.entries, k, epoch, k == 0 ? scan::kFlagInclusive : scan::kFlagAggregate, total);
@@ -516,7 +516,10 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
         base = scan::look_back(p.entries, 0, k, epoch);
         if (lane == 0) publish_entry(p.entries, k, epoch, scan::kFlagInclusive, base + total);
       }
-      if (lane == 0) sm.base = base;
+      if (lane == 0) {
+        sm.base = base;
+        ticket = atomicAdd(&p.state->ticket, 1u);
+      }
     }
 
     // Codes of the thread's 16 symbols per plane, and its escapes.
@@ -536,8 +539,14 @@ __device__ void encode(const EncParams& p, EncSmem<T>& sm) {
       }
       nesc |= static_cast<uint32_t>(__popc(esc[pl][0]) + __popc(esc[pl][1])) << (16 * pl);
     }
+    if (grp == kGroups - 1 && lane == 0) sm.next[it] = ticket;  // the atomic's wait behind the coding
     uint32_t all = 0;
-    const uint32_t before = block_scan(nesc, sm.part, &all);  // (4)
+    const uint32_t before = block_scan(nesc, sm.part, &all);  // (4) also the next ticket visible
+
+    // The next chunk's input on its way (into this thread's own slots, already read) during the
+    // staging and the write-out.
+    const uint32_t k_next = sm.next[it];
+    if (kPre && k_next < nck) prefetch_input<T>(p, sm, nbytes, k_next);
 #pragma unroll
     for (int pl = 0; pl < P; ++pl) {
       const int w = width[pl];
