@@ -249,7 +249,16 @@ Status run(Group* g, const Call& c, bool in_place, const void* in_user, void* ou
           local_ok = ok(transport::ipc_describe(in_dev, e.in_bytes, &mine.in));
       }
     }
-    // Staged inputs must be in place before any peer reads them.
+    // Buffers shared as they are: the application's work on them must be done before any peer
+    // reads or writes them, and the peers' kernels start right after the entry below (the engine's
+    // only barrier is at its end). A copy from pageable memory returns before its DMA lands (on 4
+    // ranks a peer's result written into an output was overwritten by the fill the application had
+    // copied there before the call: tests/gpu/tma_coll.cc --slab), so the default stream is
+    // synchronised. Staged buffers are copied on the engine's stream, which is ordered after the
+    // default stream's work; staged inputs must be in place before any peer reads them.
+    const bool as_is = (e.out_bytes > 0 && !stage_out) ||
+                       (e.in_bytes > 0 && !e.in_inside_out && !in_staged);
+    if (local_ok && as_is) local_ok = ok(platform::synchronize_default_stream());
     if (local_ok && staged) local_ok = ok(k::sync(stream));
 
     // Entry: every rank ready? Did any rank's buffers change?
