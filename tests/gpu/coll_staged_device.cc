@@ -5,7 +5,10 @@
 // three ways with device buffers: every buffer on the device; the even ranks' buffers on the
 // device and the odd ranks' on the host; each rank with one buffer on the device and the next on
 // the host. Every byte of every buffer (gaps and a guard after each included) must then equal the
-// host run's. Checks that MPIX_Query_cuda_support() says 1. Driven by
+// host run's. With COLL_SLAB=1 in the environment every device buffer is carved out of one 256 MiB
+// allocation at offsets that move from case to case (as an application allocates once at its
+// largest size; MPIZip's intra-node engine shares such buffers at any call size instead of
+// staging them). Checks that MPIX_Query_cuda_support() says 1. Driven by
 // tests/gpu/coll_staged_device.sh under mpirun with MPIZip preloaded; exits 77 without a GPU.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -57,8 +60,15 @@ bool on_device(Placement p, size_t buffer) {
   return false;
 }
 
+// COLL_SLAB=1: the one allocation device buffers are carved from, and where the next one starts.
+char* slab = nullptr;
+size_t slab_used = 0;
+constexpr size_t kSlabBytes = size_t{256} << 20;
+
 // Runs case `k` with its buffers placed as `p`; returns their bytes afterwards, guards included.
 std::vector<std::vector<uint8_t>> run_placed(const Case& c, size_t k, int n, bool nb, Placement p) {
+  static size_t runs = 0;
+  slab_used = (runs++ % 7) * 4096;
   std::vector<std::vector<uint8_t>> bytes;
   std::vector<void*> ptrs;
   std::vector<bool> device;
@@ -67,7 +77,14 @@ std::vector<std::vector<uint8_t>> run_placed(const Case& c, size_t k, int n, boo
     device.push_back(on_device(p, i));
     void* d = bytes.back().data();
     if (device.back()) {
-      CUDA(cudaMalloc(&d, bytes.back().size()));
+      const size_t take = (bytes.back().size() + 255) / 256 * 256 + 256;
+      CASES_CHECK(slab == nullptr || slab_used + take <= kSlabBytes, "the slab is full");
+      if (slab != nullptr) {
+        d = slab + slab_used;
+        slab_used += take;
+      } else {
+        CUDA(cudaMalloc(&d, bytes.back().size()));
+      }
       CUDA(cudaMemcpy(d, bytes.back().data(), bytes.back().size(), cudaMemcpyHostToDevice));
     }
     ptrs.push_back(d);
@@ -76,7 +93,7 @@ std::vector<std::vector<uint8_t>> run_placed(const Case& c, size_t k, int n, boo
   for (size_t i = 0; i < ptrs.size(); ++i) {
     if (!device[i]) continue;
     CUDA(cudaMemcpy(bytes[i].data(), ptrs[i], bytes[i].size(), cudaMemcpyDeviceToHost));
-    CUDA(cudaFree(ptrs[i]));
+    if (slab == nullptr) CUDA(cudaFree(ptrs[i]));
   }
   return bytes;
 }
@@ -90,6 +107,8 @@ int main(int argc, char** argv) {
   // --gpu-present: only whether there is a GPU, for the driver script.
   if (!gpu || (argc > 1 && std::strcmp(argv[1], "--gpu-present") == 0)) return gpu ? 0 : 77;
   start_mpi(&argc, &argv);
+  if (const char* e = std::getenv("COLL_SLAB"); e != nullptr && std::strcmp(e, "1") == 0)
+    CUDA(cudaMalloc(&slab, kSlabBytes));
   const int support = query_cuda_support();
   CASES_CHECK(support == 1,
               "MPIX_Query_cuda_support() = %d: this test needs MPIZip preloaded on a GPU", support);
