@@ -103,9 +103,11 @@ Prediction Model::predict(int peer, format::DType t, Side side, uint64_t bytes, 
   return predict_locked(peer, t, side, bytes, ratio, in_flight);
 }
 
-uint32_t Model::enter(int peer) {
+uint32_t Model::enter(int peer, uint32_t* all) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (all != nullptr) *all = all_in_flight_;
   if (peer < 0 || static_cast<size_t>(peer) >= in_flight_.size()) return 0;
+  ++all_in_flight_;
   return in_flight_[static_cast<size_t>(peer)]++;
 }
 
@@ -113,7 +115,9 @@ void Model::leave(int peer) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (peer < 0 || static_cast<size_t>(peer) >= in_flight_.size()) return;
   uint32_t& n = in_flight_[static_cast<size_t>(peer)];
-  if (n > 0) --n;
+  if (n == 0) return;
+  --n;
+  --all_in_flight_;
 }
 
 Prediction Model::decide(int peer, format::DType t, Side side, uint64_t bytes, double ratio,
@@ -141,10 +145,11 @@ Prediction Model::decide(int peer, format::DType t, Side side, uint64_t bytes, d
 }
 
 void Model::observe(int peer, format::DType t, Side side, uint64_t app, uint64_t wire,
-                    bool compressed, double codec_seconds, double seconds, double now) {
+                    bool compressed, double codec_seconds, double seconds, double now,
+                    bool alone) {
   std::lock_guard<std::mutex> lock(mutex_);
   report_.observed_seconds += seconds;
-  if (compressed && codec_seconds > 0 && app >= kLearnBytes) {
+  if (compressed && codec_seconds > 0 && app >= kLearnBytes && (alone || side == Side::kCpu)) {
     Codec& c = codecs_[static_cast<size_t>(side)][slot(t)];
     // The rate of the bytes beyond a pass's latency (a quarter of the time at least, where a
     // faster GPU's pass takes less than the seed's latency).

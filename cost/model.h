@@ -99,14 +99,20 @@ class Model {
 
   // A message of at least kLearnBytes to `peer` is under way until leave(peer): returns how many
   // others were.
-  uint32_t enter(int peer);
+  // `all` (optional): how many were under way to every peer.
+  uint32_t enter(int peer, uint32_t* all = nullptr);
   void leave(int peer);
 
   // A message to `peer` completed: `app` bytes of the application's, `wire` bytes on the link,
   // `codec_seconds` of encoding (0 for a raw one), `seconds` from its post to its completion;
   // `now`: the completion's time in seconds of a steady clock (the clock's own where negative).
+  // `alone`: no other message of this rank's (to any peer) was under way when it was posted, so
+  // that its GPU encode time is its own: posted among others, the time from its job's start to its
+  // end also holds the queue of the passes before it (osu_bw's 64 in flight at 25 GB/s took the
+  // codec for several times slower than it is and sent a third of a window raw), and only the
+  // link learns from it.
   void observe(int peer, format::DType t, Side side, uint64_t app, uint64_t wire, bool compressed,
-               double codec_seconds, double seconds, double now = -1);
+               double codec_seconds, double seconds, double now = -1, bool alone = true);
 
   // The two-shot's collectives (coll/twoshot.h), whose time is the whole call's, its pieces'
   // encoding, links and fused decode-folds overlapping on every rank at once: measured per size
@@ -169,6 +175,7 @@ class Model {
   std::vector<uint64_t> retry_;                   // per peer: decisions the codec kept raw
   std::vector<uint32_t> trial_;                   // per peer: trial messages still to compress
   std::vector<uint32_t> in_flight_;               // per peer: messages entered, not yet left
+  uint32_t all_in_flight_ = 0;                    // their sum
   std::array<int, 2> last_type_ = {-1, -1};       // [side]: the type of its last decision
   struct SizeClass {
     uint32_t tries[2] = {0, 0};  // calls measured raw [0] and compressed [1]

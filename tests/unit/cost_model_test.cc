@@ -89,6 +89,24 @@ TEST(CostModel, MessagesInFlightSpreadTheFixedCosts) {
   EXPECT_EQ(d.enter(1), 0u);
   EXPECT_EQ(d.enter(7), 0u);
   d.leave(-1);
+  // `all`: the messages under way to every peer (1 to peer 1, 1 to peer 2 left here).
+  uint32_t all = 99;
+  EXPECT_EQ(d.enter(2, &all), 1u);
+  EXPECT_EQ(all, 2u);
+}
+
+TEST(CostModel, EncodeTimesQueuedBehindOthersDoNotTeachTheCodecRate) {
+  Model m(2);
+  m.set_link(1, 25e9);
+  const double seed = m.encode_rate(DType::kBf16, Side::kGpu);
+  // Posted among 63 others, a 2 MiB message's job took 2 ms from its start to its end (the passes
+  // before it queued): not the codec's rate.
+  for (int i = 0; i < 20; ++i)
+    m.observe(1, DType::kBf16, Side::kGpu, 2 * kMiB, kMiB, true, 2e-3, 3e-3, -1, false);
+  EXPECT_DOUBLE_EQ(m.encode_rate(DType::kBf16, Side::kGpu), seed);
+  // Alone, the same time would.
+  m.observe(1, DType::kBf16, Side::kGpu, 2 * kMiB, kMiB, true, 2e-3, 3e-3, -1, true);
+  EXPECT_LT(m.encode_rate(DType::kBf16, Side::kGpu), seed);
 }
 
 TEST(CostModel, TransportFigureStaysMeasuredLinkIsADecayingMaximum) {
