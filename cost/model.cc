@@ -14,7 +14,10 @@ namespace {
 //   stream's header, the decode's synchronisation). Fit to the split-send on an H100 with MPS,
 //   two messages in flight (when-to-compress-h100-2026-12-07.json): always compressing cost 115 us
 //   for a 1 MiB message at 12.5 GB/s (84 raw), 130 at 4 MiB at 47 GB/s (102 raw), 301 at 16 MiB at
-//   47 GB/s (357 raw); predicted at the ratio measured (0.69) 104, 112 and 312 us.
+//   47 GB/s (357 raw); predicted for a message alone at the ratio measured (0.69) 104, 112 and
+//   312 us, with one more in flight 81, 87 and 279 (the window's pair: 93, 99, 296). With the
+//   count of messages in flight, the cells measured (47 GB/s x 2-16 MiB at a window of 2, 12.5 and
+//   47 GB/s x 1-16 MiB at 64) came out at 0.987 or above (when-to-compress-h100-2026-12-08).
 //   CPU: the CPU codec's chunked pipeline of bf16 on the 2-core CPU machine, both ranks coding
 //   (0.75-0.85 GB/s with MPIZIP_COMPRESS=always over a 1.5 GB/s emulated link), 10 us a message.
 constexpr double kGpuEncode = 800e9, kGpuFixed = 20e-6, kGpuLatency = 25e-6;
