@@ -77,9 +77,12 @@ for t in "${!types[@]}"; do
     --data "$(kind 2)"
   run_check "osu_alltoall $type np=$np" "$rows" $np "$bench/osu_alltoall" "${args[@]}" \
     --data "$(kind 3)"
-  # Sizes with fewer elements than ranks (1 and 2) are skipped.
-  run_check "osu_reduce_scatter $type np=$np" "$((rows - 2))" $np \
+  # OSU's counts (with fewer elements than ranks, one each for the first); the block form skips
+  # sizes with fewer elements than ranks (1 and 2).
+  run_check "osu_reduce_scatter $type np=$np" "$rows" $np \
     "$bench/osu_reduce_scatter" "${args[@]}" --data "$(kind 2)"
+  run_check "osu_reduce_scatter_block $type np=$np" "$((rows - 2))" $np \
+    "$bench/osu_reduce_scatter_block" "${args[@]}" --data "$(kind 3)"
 done
 
 # OSU's default type (MPI_CHAR) through every program, the collectives on 3 ranks.
@@ -117,8 +120,14 @@ grep -q '^# Size *Overall(us) *Compute(us) *Pure Comm.(us) *Overlap(%) *Validati
 run_check "osu_ibcast double" 8 3 "$bench/osu_ibcast" "${small[@]}" -T double --data real
 run_check "osu_iallgather char" 9 3 "$bench/osu_iallgather" "${small[@]}" -T char
 run_check "osu_ialltoall bf16" 9 3 "$bench/osu_ialltoall" "${small[@]}" -T bf16 --data constant
-# Sizes with fewer elements than ranks (4 and 8 bytes of float) are skipped.
-run_check "osu_ireduce_scatter float" 7 3 "$bench/osu_ireduce_scatter" "${small[@]}" -T float
+run_check "osu_ireduce_scatter float" 9 3 "$bench/osu_ireduce_scatter" "${small[@]}" -T float
+grep -q '^# Call: MPI_Ireduce_scatter; .*counts as OSU' "$work/out" || fail "osu_ireduce_scatter call line"
+# The block form skips sizes with fewer elements than ranks (4 and 8 bytes of float).
+run_check "osu_ireduce_scatter_block float" 7 3 "$bench/osu_ireduce_scatter_block" "${small[@]}" -T float
+grep -q '^# Call: MPI_Ireduce_scatter_block;' "$work/out" || fail "osu_ireduce_scatter_block call line"
+run_check "osu_ibarrier" 1 3 "$bench/osu_ibarrier" -c -i 20 -x 2
+grep -qE '^0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +Pass$' "$work/out" ||
+  fail "osu_ibarrier row: $(cat "$work/out")"
 run_check "osu_ireduce double" 8 3 "$bench/osu_ireduce" "${small[@]}" -T double --data normal
 run_check "osu_igather bf16" 9 3 "$bench/osu_igather" "${small[@]}" -T bf16 --data real
 run_check "osu_iscatter char" 9 3 "$bench/osu_iscatter" "${small[@]}" -T char
