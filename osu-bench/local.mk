@@ -31,6 +31,7 @@ pkglibexec_PROGRAMS = osu-bench/osu_latency osu-bench/osu_bw osu-bench/osu_bibw 
 	osu-bench/osu_ireduce osu-bench/osu_igather osu-bench/osu_iscatter osu-bench/osu_iallgatherv \
 	osu-bench/osu_ialltoallv osu-bench/osu_igatherv osu-bench/osu_iscatterv \
 	osu-bench/osu_reduce_scatter_block osu-bench/osu_ireduce_scatter_block osu-bench/osu_ibarrier \
+	osu-bench/osu_alltoallw osu-bench/osu_ialltoallw \
 	osu-bench/weight_sync
 osu_bench_osu_latency_SOURCES = osu-bench/osu_latency.cc
 osu_bench_osu_latency_CPPFLAGS = $(osub_cppflags)
@@ -100,6 +101,12 @@ osu_bench_osu_reduce_scatter_block_LDADD = $(osub_ldadd)
 osu_bench_osu_ireduce_scatter_block_SOURCES = osu-bench/osu_reduce_scatter.cc
 osu_bench_osu_ireduce_scatter_block_CPPFLAGS = $(osub_cppflags) -DOSUB_BLOCK -DOSUB_NONBLOCKING
 osu_bench_osu_ireduce_scatter_block_LDADD = $(osub_ldadd)
+osu_bench_osu_alltoallw_SOURCES = osu-bench/osu_alltoallv.cc
+osu_bench_osu_alltoallw_CPPFLAGS = $(osub_cppflags) -DOSUB_W
+osu_bench_osu_alltoallw_LDADD = $(osub_ldadd)
+osu_bench_osu_ialltoallw_SOURCES = osu-bench/osu_alltoallv.cc
+osu_bench_osu_ialltoallw_CPPFLAGS = $(osub_cppflags) -DOSUB_W -DOSUB_NONBLOCKING
+osu_bench_osu_ialltoallw_LDADD = $(osub_ldadd)
 osu_bench_osu_ibarrier_SOURCES = osu-bench/osu_barrier.cc
 osu_bench_osu_ibarrier_CPPFLAGS = $(osub_cppflags) -DOSUB_NONBLOCKING
 osu_bench_osu_ibarrier_LDADD = $(osub_ldadd)

@@ -111,6 +111,7 @@ run_check "osu_allgatherv --uneven fp8e4m3" 9 3 "$bench/osu_allgatherv" "${small
 run_check "osu_scatterv --uneven float" 9 3 "$bench/osu_scatterv" "${small[@]}" -T float --uneven
 run_check "osu_alltoallv --uneven fp16" 9 3 "$bench/osu_alltoallv" "${small[@]}" -T fp16 \
   --uneven --data constant
+run_check "osu_alltoallw --uneven double" 8 3 "$bench/osu_alltoallw" "${small[@]}" -T double --uneven
 run_check "osu_barrier" 1 3 "$bench/osu_barrier" -c -i 20 -x 2
 grep -qE '^0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +Pass$' "$work/out" ||
   fail "osu_barrier row: $(cat "$work/out")"
@@ -133,6 +134,7 @@ run_check "osu_igather bf16" 9 3 "$bench/osu_igather" "${small[@]}" -T bf16 --da
 run_check "osu_iscatter char" 9 3 "$bench/osu_iscatter" "${small[@]}" -T char
 run_check "osu_iallgatherv --uneven float" 9 3 "$bench/osu_iallgatherv" "${small[@]}" -T float --uneven
 run_check "osu_ialltoallv --uneven fp16" 9 3 "$bench/osu_ialltoallv" "${small[@]}" -T fp16 --uneven
+run_check "osu_ialltoallw bf16" 9 3 "$bench/osu_ialltoallw" "${small[@]}" -T bf16 --data real
 run_check "osu_igatherv double" 8 3 "$bench/osu_igatherv" "${small[@]}" -T double --data uniform
 run_check "osu_iscatterv --uneven bf16" 9 3 "$bench/osu_iscatterv" "${small[@]}" -T bf16 --uneven
 
