@@ -3,7 +3,9 @@
 // is the decaying maximum of what its messages took; the codec's rate follows its encodings; the
 // CPU's pipeline rate is what its whole messages took, and a CPU codec taken for slow is tried
 // again now and then; a link taken for slow is measured raw again now and then; the report counts
-// what was decided; the two-shot's calls are measured each way and take the faster.
+// what was decided; the two-shot's calls are measured each way and take the faster; messages in
+// flight to a peer spread a compressed message's fixed costs, and the GPU codec's rate is learnt
+// only from messages posted alone.
 #include "cost/model.h"
 
 #include <gtest/gtest.h>
