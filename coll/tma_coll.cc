@@ -28,8 +28,8 @@ using transport::IpcMapping;
 // already maps (cudaErrorAlreadyMapped). What counts is the allocation's size, not the call's: an
 // application allocates its buffers once at the largest size it sends (OSU's programs do), and a
 // 64 KiB call in such a buffer staged through the group's memory paid two copies and two stream
-// synchronisations more than a 1 MiB one (osu-bench/results/README.md, "Every collective
-// GPU-native"). The group's own memory comes in whole blocks of kBlock.
+// synchronisations more than a 1 MiB one (osu-bench/results/README.md, "Small collectives on the
+// engine ..., 2026-12-08"). The group's own memory comes in whole blocks of kBlock.
 constexpr uint64_t kStageBelow = 1 << 20;
 constexpr uint64_t kBlock = 2 << 20;
 
