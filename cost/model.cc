@@ -106,11 +106,9 @@ Prediction Model::predict(int peer, format::DType t, Side side, uint64_t bytes, 
   return predict_locked(peer, t, side, bytes, ratio, in_flight);
 }
 
-uint32_t Model::enter(int peer, uint32_t* all) {
+uint32_t Model::enter(int peer) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (all != nullptr) *all = all_in_flight_;
   if (peer < 0 || static_cast<size_t>(peer) >= in_flight_.size()) return 0;
-  ++all_in_flight_;
   return in_flight_[static_cast<size_t>(peer)]++;
 }
 
@@ -118,9 +116,7 @@ void Model::leave(int peer) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (peer < 0 || static_cast<size_t>(peer) >= in_flight_.size()) return;
   uint32_t& n = in_flight_[static_cast<size_t>(peer)];
-  if (n == 0) return;
-  --n;
-  --all_in_flight_;
+  if (n > 0) --n;
 }
 
 Prediction Model::decide(int peer, format::DType t, Side side, uint64_t bytes, double ratio,
@@ -149,14 +145,20 @@ Prediction Model::decide(int peer, format::DType t, Side side, uint64_t bytes, d
 
 void Model::observe(int peer, format::DType t, Side side, uint64_t app, uint64_t wire,
                     bool compressed, double codec_seconds, double seconds, double now,
-                    bool alone) {
+                    double codec_start) {
   std::lock_guard<std::mutex> lock(mutex_);
   report_.observed_seconds += seconds;
-  if (compressed && codec_seconds > 0 && app >= kLearnBytes && (alone || side == Side::kCpu)) {
+  double own = codec_seconds;  // the encode's own time
+  if (compressed && side == Side::kGpu && codec_start >= 0 && codec_seconds > 0) {
+    const double end = codec_start + codec_seconds;
+    own = end - std::max(codec_start, gpu_codec_busy_until_);
+    gpu_codec_busy_until_ = std::max(gpu_codec_busy_until_, end);
+  }
+  if (compressed && own > 0 && app >= kLearnBytes) {
     Codec& c = codecs_[static_cast<size_t>(side)][slot(t)];
     // The rate of the bytes beyond a pass's latency (a quarter of the time at least, where a
     // faster GPU's pass takes less than the seed's latency).
-    const double busy = std::max(codec_seconds - c.latency, 0.25 * codec_seconds);
+    const double busy = std::max(own - c.latency, 0.25 * own);
     const double rate = static_cast<double>(app) / busy;
     c.rate = c.rate * (1 - kCodecWeight) + rate * kCodecWeight;
   }

@@ -24,7 +24,8 @@
 //     A completion is seen late when the application computes before its wait, never early, so the
 //     estimate is a decaying maximum of these rates (the fastest recent one, down 2% a message);
 //   - the codec on the GPU: the encode time of this rank's compressed messages less the seed's
-//     latency (bytes over seconds, a moving average), decode taken equal to encode (the same
+//     latency (bytes over seconds, a moving average), each job's own time (observe: not the queue
+//     of the jobs before it on the one codec stream), decode taken equal to encode (the same
 //     kernels' work in reverse; on the H200 bf16 from 256 MiB decodes at 1,030 GB/s against 888
 //     encoding, codec-h200.json); seeded from the figures in model.cc;
 //   - the codec on the CPU: the chunked pipeline's rate as whole messages see it, since its chunks'
@@ -99,20 +100,21 @@ class Model {
 
   // A message of at least kLearnBytes to `peer` is under way until leave(peer): returns how many
   // others were.
-  // `all` (optional): how many were under way to every peer.
-  uint32_t enter(int peer, uint32_t* all = nullptr);
+  uint32_t enter(int peer);
   void leave(int peer);
 
   // A message to `peer` completed: `app` bytes of the application's, `wire` bytes on the link,
   // `codec_seconds` of encoding (0 for a raw one), `seconds` from its post to its completion;
   // `now`: the completion's time in seconds of a steady clock (the clock's own where negative).
-  // `alone`: no other message of this rank's (to any peer) was under way when it was posted, so
-  // that its GPU encode time is its own: posted among others, the time from its job's start to its
-  // end also holds the queue of the passes before it (osu_bw's 64 in flight at 25 GB/s took the
-  // codec for several times slower than it is and sent a third of a window raw), and only the
-  // link learns from it.
+  // `codec_start` (GPU; steady clock, seconds; negative where unknown): when its encode job was
+  // queued. The GPU's jobs run one after another on one codec stream, so a job's own time is from
+  // the later of its start and the end of the jobs seen before it to its end: posted among
+  // others, the time from its start to its end also holds the queue of the passes before it
+  // (among osu_bw's 64 in flight at 25 GB/s the model took the codec for several times slower
+  // than it is and sent part of each window raw), while what the GPU's other work (a peer's
+  // decoding on a shared GPU, other ranks) takes from the job stays in its time.
   void observe(int peer, format::DType t, Side side, uint64_t app, uint64_t wire, bool compressed,
-               double codec_seconds, double seconds, double now = -1, bool alone = true);
+               double codec_seconds, double seconds, double now = -1, double codec_start = -1);
 
   // The two-shot's collectives (coll/twoshot.h), whose time is the whole call's, its pieces'
   // encoding, links and fused decode-folds overlapping on every rank at once: measured per size
@@ -175,7 +177,7 @@ class Model {
   std::vector<uint64_t> retry_;                   // per peer: decisions the codec kept raw
   std::vector<uint32_t> trial_;                   // per peer: trial messages still to compress
   std::vector<uint32_t> in_flight_;               // per peer: messages entered, not yet left
-  uint32_t all_in_flight_ = 0;                    // their sum
+  double gpu_codec_busy_until_ = 0;               // the latest end of a GPU encode job seen
   std::array<int, 2> last_type_ = {-1, -1};       // [side]: the type of its last decision
   struct SizeClass {
     uint32_t tries[2] = {0, 0};  // calls measured raw [0] and compressed [1]

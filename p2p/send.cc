@@ -79,10 +79,8 @@ class SendOp : public platform::Operation {
                 app_bytes_ >= cost::Model::kLearnBytes;
     uint32_t in_flight = 0;
     if (observed_) {
-      uint32_t all = 0;
-      in_flight = ch_.cost->enter(dest_, &all);
+      in_flight = ch_.cost->enter(dest_);
       entered_ = true;
-      alone_ = all == 0;
     }
     if (wants_compression && mode == Compress::kAuto && ch_.cost != nullptr &&
         (b_.device ? !same_node : ch_.cost->knows_link(dest_))) {
@@ -503,6 +501,12 @@ class SendOp : public platform::Operation {
     return true;
   }
 
+  // When its GPU encode job was queued (steady clock, seconds), or -1 where it had none.
+  double codec_queued_at() const {
+    if (!b_.device || codec_start_ == std::chrono::steady_clock::time_point{}) return -1;
+    return std::chrono::duration<double>(codec_start_.time_since_epoch()).count();
+  }
+
   // The message no longer counts among its peer's in flight (once).
   void leave() {
     if (!entered_) return;
@@ -520,7 +524,7 @@ class SendOp : public platform::Operation {
       ch_.cost->observe(dest_, b_.dtype, side(), traffic_.app_bytes,
                         traffic_.wire_bytes > 0 ? traffic_.wire_bytes : traffic_.app_bytes,
                         traffic_.compressed, traffic_.codec_seconds, seconds_since(posted_at_),
-                        -1, alone_);
+                        -1, codec_queued_at());
       observed_ = false;
     }
     leave();
@@ -539,7 +543,6 @@ class SendOp : public platform::Operation {
   bool tried_compression_ = false;  // the outcome goes to the stream's ratios (note_ratio)
   bool observed_ = false;           // what it took goes to the cost model (release())
   bool entered_ = false;            // counted among its peer's messages in flight (leave())
-  bool alone_ = true;               // no other message was in flight when it was posted
   std::chrono::steady_clock::time_point posted_at_;
   // Where this message's codec runs, for the cost model.
   cost::Side side() const { return b_.device ? cost::Side::kGpu : cost::Side::kCpu; }

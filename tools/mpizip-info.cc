@@ -145,14 +145,15 @@ void print_cost_model() {
               seed.encode_rate(DType::kBf16, Side::kCpu) / 1e9, seed.link(1) / 1e9,
               Model::kMargin * 100);
   const uint64_t floor = std::max<uint64_t>(s.gpu_min_bytes, 1);
-  for (DType t : {DType::kBf16, DType::kFp32}) {
+  // From which size each link compresses, a message with `others` more to its peer in flight.
+  auto crossovers = [&](DType t, uint32_t others) {
     std::string line;
     for (double gbps : {12.5, 25.0, 47.0, 100.0, 200.0, 400.0}) {
       Model m(2);
       m.set_link(1, gbps * 1e9);
       uint64_t from = 0;
       for (uint64_t b = floor; b <= (uint64_t{1} << 30) && from == 0; b *= 2)
-        if (m.predict(1, t, Side::kGpu, b, Model::typical_ratio(t)).compress) from = b;
+        if (m.predict(1, t, Side::kGpu, b, Model::typical_ratio(t), others).compress) from = b;
       char cell[64];
       if (from == 0)
         std::snprintf(cell, sizeof cell, "%snever at %g", line.empty() ? "" : ", ", gbps);
@@ -161,8 +162,12 @@ void print_cost_model() {
                       static_cast<unsigned long long>(from >> 10), gbps);
       line += cell;
     }
-    std::printf("  device %-5s ratio %.2f: %s GB/s (MPIZIP_COMPRESS=%s)\n",
-                t == DType::kBf16 ? "bf16" : "fp32", Model::typical_ratio(t), line.c_str(),
+    return line + " GB/s";
+  };
+  for (DType t : {DType::kBf16, DType::kFp32}) {
+    std::printf("  device %-5s ratio %.2f: among 64 in flight %s; alone %s (MPIZIP_COMPRESS=%s)\n",
+                t == DType::kBf16 ? "bf16" : "fp32", Model::typical_ratio(t),
+                crossovers(t, 63).c_str(), crossovers(t, 0).c_str(),
                 s.compress == 1 ? "always: every one" : s.compress == 2 ? "never: none" : "auto");
   }
 }

@@ -5,7 +5,7 @@
 // again now and then; a link taken for slow is measured raw again now and then; the report counts
 // what was decided; the two-shot's calls are measured each way and take the faster; messages in
 // flight to a peer spread a compressed message's fixed costs, and the GPU codec's rate is learnt
-// only from messages posted alone.
+// from each encode job's own time, not the queue before it.
 #include "cost/model.h"
 
 #include <gtest/gtest.h>
@@ -91,24 +91,32 @@ TEST(CostModel, MessagesInFlightSpreadTheFixedCosts) {
   EXPECT_EQ(d.enter(1), 0u);
   EXPECT_EQ(d.enter(7), 0u);
   d.leave(-1);
-  // `all`: the messages under way to every peer (1 to peer 1, 1 to peer 2 left here).
-  uint32_t all = 99;
-  EXPECT_EQ(d.enter(2, &all), 1u);
-  EXPECT_EQ(all, 2u);
 }
 
-TEST(CostModel, EncodeTimesQueuedBehindOthersDoNotTeachTheCodecRate) {
-  Model m(2);
-  m.set_link(1, 25e9);
-  const double seed = m.encode_rate(DType::kBf16, Side::kGpu);
-  // Posted among 63 others, a 2 MiB message's job took 2 ms from its start to its end (the passes
-  // before it queued): not the codec's rate.
-  for (int i = 0; i < 20; ++i)
-    m.observe(1, DType::kBf16, Side::kGpu, 2 * kMiB, kMiB, true, 2e-3, 3e-3, -1, false);
-  EXPECT_DOUBLE_EQ(m.encode_rate(DType::kBf16, Side::kGpu), seed);
-  // Alone, the same time would.
-  m.observe(1, DType::kBf16, Side::kGpu, 2 * kMiB, kMiB, true, 2e-3, 3e-3, -1, true);
-  EXPECT_LT(m.encode_rate(DType::kBf16, Side::kGpu), seed);
+TEST(CostModel, EncodeJobsQueuedBehindOthersTeachTheirOwnTime) {
+  Model queued(2), alone(2);
+  queued.set_link(1, 25e9);
+  alone.set_link(1, 25e9);
+  // 20 jobs of 2 MiB queued at once on the one codec stream, each taking 40 us of its own: the
+  // k-th's start-to-end time is 40 k us. Each teaches 40 us, as a job alone does.
+  for (int k = 1; k <= 20; ++k) {
+    queued.observe(1, DType::kBf16, Side::kGpu, 2 * kMiB, kMiB, true, 40e-6 * k, 1e-3, -1, 100.0);
+    alone.observe(1, DType::kBf16, Side::kGpu, 2 * kMiB, kMiB, true, 40e-6, 1e-3, -1, 200.0 + k);
+  }
+  EXPECT_NEAR(queued.encode_rate(DType::kBf16, Side::kGpu) / alone.encode_rate(DType::kBf16, Side::kGpu),
+              1.0, 1e-9);
+  // Where its start is unknown, the whole time counts (the 20th job's 800 us: a slower codec).
+  Model unknown(2), one(2);
+  unknown.observe(1, DType::kBf16, Side::kGpu, 2 * kMiB, kMiB, true, 800e-6, 1e-3);
+  one.observe(1, DType::kBf16, Side::kGpu, 2 * kMiB, kMiB, true, 40e-6, 1e-3, -1, 5.0);
+  EXPECT_LT(unknown.encode_rate(DType::kBf16, Side::kGpu), one.encode_rate(DType::kBf16, Side::kGpu));
+  // A job that did not start before the last one ended keeps its whole time; one slowed by other
+  // work on the GPU (its own time 120 us) teaches a slower rate.
+  Model slowed(2);
+  slowed.observe(1, DType::kBf16, Side::kGpu, 2 * kMiB, kMiB, true, 40e-6, 1e-3, -1, 10.0);
+  const double fast = slowed.encode_rate(DType::kBf16, Side::kGpu);
+  slowed.observe(1, DType::kBf16, Side::kGpu, 2 * kMiB, kMiB, true, 120e-6, 1e-3, -1, 11.0);
+  EXPECT_LT(slowed.encode_rate(DType::kBf16, Side::kGpu), fast);
 }
 
 TEST(CostModel, TransportFigureStaysMeasuredLinkIsADecayingMaximum) {
